@@ -1,0 +1,213 @@
+package agentadaptor
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Defaults used when an option is not given.
+const (
+	DefaultStreamBuffer   = 4096             // queued payloads before droppable ones are dropped
+	DefaultStreamHardCap  = 65536            // queued payloads before a consumer counts as gone
+	DefaultRawStreamLimit = 1 << 20          // bytes of stdout and of stderr kept in RawStreams
+	DefaultLineLimit      = 16 << 20         // bytes in one stdout line
+	DefaultCancelGrace    = 3 * time.Second  // SIGINT -> SIGKILL
+	DefaultStreamLinger   = 30 * time.Second // how long undelivered payloads wait after the run
+	DefaultReleaseTimeout = 10 * time.Second // bound on releasing runtime services
+)
+
+// RunOption configures one run. Given to [New] through [WithRunDefaults] it
+// becomes an SDK default; given to Start or Run it overrides that default.
+type RunOption func(*runConfig)
+
+type runConfig struct {
+	adapter      string
+	streaming    bool
+	mcp          []MCPServerSpec
+	services     []RuntimeServiceManager
+	sessionKey   string
+	workDir      string
+	env          map[string]string
+	envAllow     []string
+	isolateEnv   bool
+	timeout      time.Duration
+	model        string
+	adapterOpts  map[string]string
+	streamBuffer int
+	hardCap      int
+	rawLimit     int
+	lineLimit    int
+	grace        time.Duration
+	linger       time.Duration
+	tempRoot     string
+	resumeHint   string // set by the SDK: the session being resumed, if any
+	discard      bool   // set by Run: nobody reads the stream
+}
+
+func defaultRunConfig() runConfig {
+	return runConfig{
+		streamBuffer: DefaultStreamBuffer,
+		hardCap:      DefaultStreamHardCap,
+		rawLimit:     DefaultRawStreamLimit,
+		lineLimit:    DefaultLineLimit,
+		grace:        DefaultCancelGrace,
+		linger:       DefaultStreamLinger,
+	}
+}
+
+// WithAdapterName selects the registered adapter for the run.
+func WithAdapterName(name string) RunOption { return func(c *runConfig) { c.adapter = name } }
+
+// WithStreaming asks the adapter for partial output: text deltas as the model
+// writes them, where the CLI offers that. Without it, text arrives as whole
+// messages. Lifecycle and tool payloads are delivered either way.
+func WithStreaming() RunOption { return func(c *runConfig) { c.streaming = true } }
+
+// WithMCP adds MCP servers to the run. A server whose Key equals an SDK
+// default's replaces that default for this run.
+func WithMCP(specs ...MCPServerSpec) RunOption {
+	return func(c *runConfig) {
+		for _, s := range specs {
+			c.mcp = replaceOrAppend(c.mcp, s.Clone())
+		}
+	}
+}
+
+// WithRuntimeServices adds runtime-service managers; each is ensured once per
+// run, in order, and released when the run ends.
+func WithRuntimeServices(managers ...RuntimeServiceManager) RunOption {
+	return func(c *runConfig) { c.services = append(c.services, managers...) }
+}
+
+// WithSessionKey names the host-level conversation the run belongs to. Runs
+// with the same key (and adapter) resume the same CLI session.
+func WithSessionKey(key string) RunOption { return func(c *runConfig) { c.sessionKey = key } }
+
+// WithWorkDir sets the child's working directory (default: the host's).
+func WithWorkDir(dir string) RunOption { return func(c *runConfig) { c.workDir = dir } }
+
+// WithEnv adds variables to the child's environment. They are not secret:
+// use a RuntimeService's SecretEnv for secrets.
+func WithEnv(env map[string]string) RunOption {
+	return func(c *runConfig) {
+		if c.env == nil {
+			c.env = map[string]string{}
+		}
+		for k, v := range env {
+			c.env[k] = v
+		}
+	}
+}
+
+// WithEnvAllowList isolates the child from the host environment: only the
+// named host variables (plus the SDK's and WithEnv's additions) are passed.
+// By default the child inherits the whole host environment, so the user's own
+// CLI configuration and credentials apply.
+func WithEnvAllowList(names ...string) RunOption {
+	return func(c *runConfig) { c.isolateEnv = true; c.envAllow = append(c.envAllow, names...) }
+}
+
+// WithTimeout bounds the run; when it expires the run is stopped and fails
+// with FailureTimeout. Zero means no timeout.
+func WithTimeout(d time.Duration) RunOption { return func(c *runConfig) { c.timeout = d } }
+
+// WithModel selects the model, in the CLI's own naming.
+func WithModel(model string) RunOption { return func(c *runConfig) { c.model = model } }
+
+// WithAdapterOption sets an adapter-specific per-run setting; each adapter
+// documents the keys it reads.
+func WithAdapterOption(key, value string) RunOption {
+	return func(c *runConfig) {
+		if c.adapterOpts == nil {
+			c.adapterOpts = map[string]string{}
+		}
+		c.adapterOpts[key] = value
+	}
+}
+
+// WithStreamBuffer sets how many payloads may wait for a slow consumer before
+// droppable payloads are dropped (default DefaultStreamBuffer).
+func WithStreamBuffer(n int) RunOption { return func(c *runConfig) { c.streamBuffer = n } }
+
+// WithStreamHardCap sets how many payloads may wait in all before the
+// consumer is considered gone and only the terminal payload is kept
+// (default DefaultStreamHardCap).
+func WithStreamHardCap(n int) RunOption { return func(c *runConfig) { c.hardCap = n } }
+
+// WithStreamLinger sets how long payloads not yet read are kept after the run
+// ends before the stream channel is closed without them.
+func WithStreamLinger(d time.Duration) RunOption { return func(c *runConfig) { c.linger = d } }
+
+// WithRawStreamLimit caps the bytes of stdout and of stderr kept in
+// RunResult.RawStreams (default DefaultRawStreamLimit).
+func WithRawStreamLimit(n int) RunOption { return func(c *runConfig) { c.rawLimit = n } }
+
+// WithLineLimit caps one stdout line; longer lines are skipped with a
+// DiagLineTooLong diagnostic (default DefaultLineLimit).
+func WithLineLimit(n int) RunOption { return func(c *runConfig) { c.lineLimit = n } }
+
+// WithCancelGrace sets how long a cancelled child has after SIGINT before its
+// process group is killed (default DefaultCancelGrace).
+func WithCancelGrace(d time.Duration) RunOption { return func(c *runConfig) { c.grace = d } }
+
+// WithTempRoot sets the directory under which per-run temp dirs are created
+// (default os.TempDir()).
+func WithTempRoot(dir string) RunOption { return func(c *runConfig) { c.tempRoot = dir } }
+
+// SDKOption configures an SDK at construction.
+type SDKOption func(*sdkConfig)
+
+type sdkConfig struct {
+	adapters       []Adapter
+	defaultAdapter string
+	defaultMCP     []MCPServerSpec
+	defaults       []RunOption
+	sessions       SessionStore
+	logger         *slog.Logger
+	releaseTimeout time.Duration
+}
+
+// WithAdapters registers adapters. The first registered becomes the default
+// unless WithDefaultAdapter says otherwise.
+func WithAdapters(adapters ...Adapter) SDKOption {
+	return func(c *sdkConfig) { c.adapters = append(c.adapters, adapters...) }
+}
+
+// WithDefaultAdapter names the adapter used when a run does not select one.
+func WithDefaultAdapter(name string) SDKOption { return func(c *sdkConfig) { c.defaultAdapter = name } }
+
+// WithDefaultMCP sets MCP servers every run gets unless a run replaces one by
+// Key through WithMCP.
+func WithDefaultMCP(specs ...MCPServerSpec) SDKOption {
+	return func(c *sdkConfig) {
+		for _, s := range specs {
+			c.defaultMCP = replaceOrAppend(c.defaultMCP, s.Clone())
+		}
+	}
+}
+
+// WithRunDefaults sets run options applied to every run before its own.
+func WithRunDefaults(opts ...RunOption) SDKOption {
+	return func(c *sdkConfig) { c.defaults = append(c.defaults, opts...) }
+}
+
+// WithSessionStore replaces the in-memory session store.
+func WithSessionStore(s SessionStore) SDKOption { return func(c *sdkConfig) { c.sessions = s } }
+
+// WithLogger sets the SDK's logger (default: slog.Default()). Secrets are never logged.
+func WithLogger(l *slog.Logger) SDKOption { return func(c *sdkConfig) { c.logger = l } }
+
+// WithReleaseTimeout bounds how long releasing a run's runtime services may take.
+func WithReleaseTimeout(d time.Duration) SDKOption {
+	return func(c *sdkConfig) { c.releaseTimeout = d }
+}
+
+func replaceOrAppend(list []MCPServerSpec, s MCPServerSpec) []MCPServerSpec {
+	for i := range list {
+		if list[i].Key == s.Key {
+			list[i] = s
+			return list
+		}
+	}
+	return append(list, s)
+}

@@ -1,0 +1,42 @@
+package agentadaptor
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// startInGroup starts cmd as the leader of a new process group, so that the
+// whole tree it spawns can be signalled at once.
+func startInGroup(cmd *exec.Cmd) error {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	return cmd.Start()
+}
+
+// signalGroup sends sig to the process group led by pid. A group that is
+// already gone is not an error.
+func signalGroup(pid int, sig syscall.Signal) error {
+	if pid <= 0 {
+		return nil
+	}
+	err := syscall.Kill(-pid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// exitStatus converts the result of cmd.Wait into an ExitStatus.
+func exitStatus(state *os.ProcessState) ExitStatus {
+	if state == nil {
+		return ExitStatus{Code: -1}
+	}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return ExitStatus{Code: -1, Signaled: true}
+	}
+	return ExitStatus{Code: state.ExitCode()}
+}

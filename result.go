@@ -1,0 +1,85 @@
+package agentadaptor
+
+import "time"
+
+// RunStatus is how a run ended.
+type RunStatus string
+
+// The run statuses.
+const (
+	StatusCompleted RunStatus = "completed"
+	StatusFailed    RunStatus = "failed"
+	StatusCancelled RunStatus = "cancelled"
+)
+
+// RunResult is the outcome of one run.
+type RunResult struct {
+	RunID      string    `json:"run_id"`
+	Adapter    string    `json:"adapter"`
+	Status     RunStatus `json:"status"`
+	Output     string    `json:"output"`
+	SessionKey string    `json:"session_key,omitempty"`
+	SessionID  string    `json:"session_id,omitempty"`
+	Usage      *Usage    `json:"usage,omitempty"`
+	// RawStreams holds what the local child process wrote, capped; it never
+	// holds remote protocol traffic, and secrets of the run are redacted.
+	RawStreams RawStreams `json:"raw_streams"`
+	ExitCode   int        `json:"exit_code"`
+	// Failure is set when Status is failed or cancelled.
+	Failure *Failure `json:"failure,omitempty"`
+	// RuntimeServices are the services ensured for the run, without secrets.
+	RuntimeServices []RuntimeServiceRef `json:"runtime_services,omitempty"`
+	// MCPServers is the effective MCP set the adapter materialized; secret
+	// references are still in ${VAR} form.
+	MCPServers []MCPServerSpec `json:"mcp_servers,omitempty"`
+	Timings    Timings         `json:"timings"`
+}
+
+// Err returns the run's Failure as an error, or nil if it completed.
+func (r *RunResult) Err() error {
+	if r == nil || r.Failure == nil {
+		return nil
+	}
+	return r.Failure
+}
+
+// RawStreams is the captured stdout and stderr of the child, each capped.
+type RawStreams struct {
+	Stdout          []byte `json:"stdout"`
+	Stderr          []byte `json:"stderr"`
+	StdoutTruncated bool   `json:"stdout_truncated,omitempty"`
+	StderrTruncated bool   `json:"stderr_truncated,omitempty"`
+}
+
+// Timings records when the run passed its milestones.
+type Timings struct {
+	Created  time.Time     `json:"created"`  // Start was called
+	Started  time.Time     `json:"started"`  // the process started
+	Exited   time.Time     `json:"exited"`   // the process exited
+	Ended    time.Time     `json:"ended"`    // cleanup done, result final
+	Setup    time.Duration `json:"setup"`    // Created -> Started
+	Process  time.Duration `json:"process"`  // Started -> Exited
+	Teardown time.Duration `json:"teardown"` // Exited -> Ended
+}
+
+// capBuffer keeps the first limit bytes written to it.
+type capBuffer struct {
+	limit     int
+	buf       []byte
+	truncated bool
+}
+
+func (c *capBuffer) Write(p []byte) {
+	room := c.limit - len(c.buf)
+	if room <= 0 {
+		if len(p) > 0 {
+			c.truncated = true
+		}
+		return
+	}
+	if len(p) > room {
+		p = p[:room]
+		c.truncated = true
+	}
+	c.buf = append(c.buf, p...)
+}
