@@ -1,0 +1,11 @@
+// Package adaptertest is the conformance suite every adapter's tests run
+// (like net/http/httptest or testing/fstest for their interfaces). [Run]
+// checks that an adapter, driven through the real SDK, delivers exactly one
+// terminal payload after run.started with strictly increasing sequence
+// numbers; that cancellation ends the run as cancelled and leaves no process
+// behind; that MCP servers (including runtime-injected ones) reach the
+// adapter's materialized profile without any secret on the command line or in
+// a file; and that the per-run temp dir is removed.
+//
+// It imports only the core SDK and the standard library.
+package adaptertest

@@ -1,0 +1,53 @@
+// Package scripted is the deterministic scripted agent: an adapter whose child
+// process performs a scenario of steps instead of asking a model. It is the
+// embedded default of `agentadaptor serve` and the workhorse of the tests.
+//
+// The child is a real process (the host binary re-executed with
+// AGENTADAPTOR_SCRIPTED_AGENT=1; see [MaybeRunAgent]) that reads its MCP
+// configuration from a per-run file the way Claude Code reads --mcp-config,
+// expands ${VAR} header references from its own environment, connects to every
+// MCP server with the official MCP Go SDK client (stdio or streamable HTTP),
+// and makes real tools/call requests carrying its tool call id in
+// _meta["agentadaptor/toolCallId"] and a progress token.
+//
+// # Scenario files
+//
+// YAML or JSON whose top level is the list of steps (or a mapping with a
+// `steps:` key holding that list, and optionally `stream_delay: 40ms`).
+// Each step is a mapping with exactly one key:
+//
+//	say: TEXT                        assistant text (text deltas when streaming)
+//	call: {tool: NAME, args: {...}}  MCP tools/call of NAME on whichever server offers it
+//	                                 (bare name or mcp__<server>__<tool>)
+//	say_result: TEMPLATE             text from the last tool result: {{.Text}},
+//	                                 {{.JSON.field}}, {{.IsError}} (Go text/template)
+//	sleep: DURATION                  e.g. 500ms
+//	artifact: {name, mime_type, text}  publish an artifact (remote side)
+//	ask: TEXT                        ask the user and end the turn as input_required;
+//	                                 the next turn of the session resumes after it
+//	fail: MESSAGE                    end the run as failed
+//
+// Scenario errors are reported with the file, the 0-based step index and the
+// reason before the run starts ([ScenarioError]).
+//
+// # Output protocol (the child's stdout, JSON Lines)
+//
+//	{"type":"init","session_id":S,"model":M,"mcp_servers":[{"name","status","tools","error"}]}
+//	{"type":"text","message_id":ID,"text":T}                     (not streaming)
+//	{"type":"text_start","message_id":ID}
+//	{"type":"text_delta","message_id":ID,"delta":D}
+//	{"type":"text_end","message_id":ID,"text":T}
+//	{"type":"tool_call","id":C,"name":TOOL,"server":KEY,"args":{...}}
+//	{"type":"tool_result","id":C,"content":TEXT,"structured":{...},"is_error":B}
+//	{"type":"artifact","name":N,"mime_type":M,"text":T}
+//	{"type":"ask","text":T}
+//	{"type":"result","status":"completed|failed|input_required","session_id":S,
+//	 "output":T,"is_error":B,"error":E,"usage":{"input_tokens","output_tokens"}}
+//
+// Unknown line types become opaque custom payloads named "scripted.<type>".
+// Artifacts and questions become custom payloads [PayloadArtifact] and
+// [PayloadInputRequired].
+//
+// This package imports only the core SDK and the MCP client SDK; it knows
+// nothing of A2A, AG-UI, bridges or delegation.
+package scripted

@@ -1,0 +1,264 @@
+package scripted
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"text/template"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// A Scenario is the ordered list of steps the scripted agent performs in one
+// session. Steps run one after another; an `ask` step ends the turn and the
+// next turn of the same session resumes after it.
+type Scenario struct {
+	Steps []Step
+	// StreamDelay is slept between text deltas when streaming, so that a UI
+	// can show text arriving. Zero by default.
+	StreamDelay time.Duration
+}
+
+// Step is one scripted action. Exactly one of its fields is set; Kind names it.
+type Step struct {
+	Kind      string        `json:"kind"`
+	Say       string        `json:"say,omitempty"`
+	Call      *CallStep     `json:"call,omitempty"`
+	SayResult string        `json:"say_result,omitempty"`
+	Sleep     time.Duration `json:"sleep,omitempty"`
+	Artifact  *ArtifactStep `json:"artifact,omitempty"`
+	Ask       string        `json:"ask,omitempty"`
+	Fail      string        `json:"fail,omitempty"`
+}
+
+// CallStep calls an MCP tool by name on whichever MCP server of the run offers
+// it. Tool may be the bare tool name or Claude's mcp__<server>__<tool> form.
+type CallStep struct {
+	Tool string         `json:"tool" yaml:"tool"`
+	Args map[string]any `json:"args,omitempty" yaml:"args"`
+}
+
+// ArtifactStep publishes a named artifact (remote side: the A2A bridge turns
+// it into an A2A artifact).
+type ArtifactStep struct {
+	Name     string `json:"name" yaml:"name"`
+	MimeType string `json:"mime_type,omitempty" yaml:"mime_type"`
+	Text     string `json:"text" yaml:"text"`
+}
+
+// Step kinds.
+const (
+	StepSay       = "say"
+	StepCall      = "call"
+	StepSayResult = "say_result"
+	StepSleep     = "sleep"
+	StepArtifact  = "artifact"
+	StepAsk       = "ask"
+	StepFail      = "fail"
+)
+
+var stepKinds = []string{StepSay, StepCall, StepSayResult, StepSleep, StepArtifact, StepAsk, StepFail}
+
+// ScenarioError reports an invalid scenario: the file, the 0-based index of
+// the step (-1 for the document as a whole), the source line when known, and
+// the reason.
+type ScenarioError struct {
+	File   string
+	Step   int
+	Line   int
+	Reason string
+}
+
+// Error implements error.
+func (e *ScenarioError) Error() string {
+	var b strings.Builder
+	b.WriteString("scenario ")
+	if e.File != "" {
+		b.WriteString(e.File)
+	} else {
+		b.WriteString("(inline)")
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Step >= 0 {
+		fmt.Fprintf(&b, ": step %d", e.Step)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Reason)
+	return b.String()
+}
+
+// LoadScenario reads and validates a scenario file (YAML or JSON).
+func LoadScenario(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ScenarioError{File: path, Step: -1, Reason: err.Error()}
+	}
+	return ParseScenario(path, data)
+}
+
+// ParseScenario parses and validates scenario data. The top level is the list
+// of steps, or a mapping with a `steps:` key holding that list (and an
+// optional `stream_delay:` duration). name is used in errors only.
+func ParseScenario(name string, data []byte) (*Scenario, error) {
+	fail := func(step, line int, format string, args ...any) error {
+		return &ScenarioError{File: name, Step: step, Line: line, Reason: fmt.Sprintf(format, args...)}
+	}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fail(-1, 0, "not valid YAML or JSON: %v", err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, fail(-1, 0, "empty document: want a list of steps")
+	}
+	root := doc.Content[0]
+	sc := &Scenario{}
+	list := root
+	if root.Kind == yaml.MappingNode {
+		list = nil
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			k, v := root.Content[i], root.Content[i+1]
+			switch k.Value {
+			case "steps":
+				list = v
+			case "stream_delay":
+				d, err := time.ParseDuration(v.Value)
+				if err != nil || d < 0 {
+					return nil, fail(-1, v.Line, "stream_delay %q is not a duration such as 40ms", v.Value)
+				}
+				sc.StreamDelay = d
+			default:
+				return nil, fail(-1, k.Line, "unknown top-level field %q (want steps, stream_delay)", k.Value)
+			}
+		}
+		if list == nil {
+			return nil, fail(-1, root.Line, "mapping has no steps: list")
+		}
+	}
+	if list.Kind != yaml.SequenceNode {
+		return nil, fail(-1, list.Line, "want a list of steps, got %s", nodeKind(list))
+	}
+	if len(list.Content) == 0 {
+		return nil, fail(-1, list.Line, "the scenario has no steps")
+	}
+	for i, n := range list.Content {
+		st, err := parseStep(n)
+		if err != nil {
+			return nil, fail(i, n.Line, "%v", err)
+		}
+		sc.Steps = append(sc.Steps, st)
+	}
+	return sc, nil
+}
+
+func parseStep(n *yaml.Node) (Step, error) {
+	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
+		return Step{}, fmt.Errorf("a step is a mapping with exactly one of %s", strings.Join(stepKinds, ", "))
+	}
+	k, v := n.Content[0], n.Content[1]
+	st := Step{Kind: k.Value}
+	scalar := func() (string, error) {
+		if v.Kind != yaml.ScalarNode {
+			return "", fmt.Errorf("%s wants a text, got %s", k.Value, nodeKind(v))
+		}
+		return v.Value, nil
+	}
+	var err error
+	switch k.Value {
+	case StepSay:
+		st.Say, err = scalar()
+	case StepAsk:
+		st.Ask, err = scalar()
+	case StepFail:
+		st.Fail, err = scalar()
+		if err == nil && st.Fail == "" {
+			err = fmt.Errorf("fail wants a message")
+		}
+	case StepSayResult:
+		st.SayResult, err = scalar()
+		if err == nil {
+			_, err = parseResultTemplate(st.SayResult)
+		}
+	case StepSleep:
+		var s string
+		if s, err = scalar(); err == nil {
+			st.Sleep, err = time.ParseDuration(s)
+			if err != nil || st.Sleep < 0 {
+				err = fmt.Errorf("sleep %q is not a duration such as 500ms or 2s", s)
+			}
+		}
+	case StepCall:
+		var c CallStep
+		if err = decodeStrict(v, &c, "tool", "args"); err == nil {
+			if c.Tool == "" {
+				err = fmt.Errorf("call is missing tool: the name of the MCP tool to call")
+			}
+			st.Call = &c
+		}
+	case StepArtifact:
+		var a ArtifactStep
+		if err = decodeStrict(v, &a, "name", "mime_type", "text"); err == nil {
+			if a.Name == "" {
+				err = fmt.Errorf("artifact is missing name")
+			}
+			if a.MimeType == "" {
+				a.MimeType = "text/plain"
+			}
+			st.Artifact = &a
+		}
+	default:
+		return Step{}, fmt.Errorf("unknown step %q (want one of %s)", k.Value, strings.Join(stepKinds, ", "))
+	}
+	return st, err
+}
+
+func decodeStrict(v *yaml.Node, into any, fields ...string) error {
+	if v.Kind != yaml.MappingNode {
+		return fmt.Errorf("want a mapping with %s, got %s", strings.Join(fields, ", "), nodeKind(v))
+	}
+	for i := 0; i < len(v.Content); i += 2 {
+		name := v.Content[i].Value
+		ok := false
+		for _, f := range fields {
+			ok = ok || f == name
+		}
+		if !ok {
+			return fmt.Errorf("unknown field %q (want %s)", name, strings.Join(fields, ", "))
+		}
+	}
+	return v.Decode(into)
+}
+
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return "a scalar"
+	default:
+		return "nothing"
+	}
+}
+
+// ResultData is what a say_result template sees: the last tool result's text,
+// its structured content (or the text parsed as JSON) and whether it was an
+// error. Example: "The remote agent said: {{.JSON.summary}}".
+type ResultData struct {
+	Text    string
+	JSON    any
+	IsError bool
+}
+
+func parseResultTemplate(s string) (*template.Template, error) {
+	t, err := template.New("say_result").Option("missingkey=zero").Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("say_result is not a valid template: %v", err)
+	}
+	return t, nil
+}
