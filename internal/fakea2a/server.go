@@ -1,0 +1,506 @@
+// Package fakea2a is a programmable fake A2A agent for tests: a real HTTP
+// server on 127.0.0.1 (httptest) running a2a-go's own server side
+// (a2asrv handler, JSON-RPC and HTTP+JSON bindings, v0.3 compatibility),
+// with scripted task behaviors, fault injection (dropped streams, malformed
+// frames, malformed cards, auth failures, ignored cancels) and a record of
+// every request it received.
+package fakea2a
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+)
+
+// CancelMode is how the fake answers CancelTask.
+type CancelMode int
+
+const (
+	// CancelHonour cancels the task (canceled terminal status).
+	CancelHonour CancelMode = iota
+	// CancelRefuse answers "task not cancelable" and lets the task run on.
+	CancelRefuse
+	// CancelHang never answers until the caller gives up or the server closes.
+	CancelHang
+)
+
+// Options configure a fake agent. The zero value serves a non-streaming
+// JSON-RPC v1.0 agent whose tasks complete immediately.
+type Options struct {
+	// Name is the card's name (default "fake-agent").
+	Name string
+	// Streaming is the card's capabilities.streaming. Without it a2a-go
+	// rejects streaming calls server-side and clients degrade to send.
+	Streaming bool
+	// Bindings lists the interfaces in card order (default JSONRPC).
+	Bindings []a2a.TransportProtocol
+	// ProtocolVersion "0.3" serves a v0.3 card and the v0.3 wire through
+	// a2a-go's a2acompat/a2av0; "" or "1.0" serves v1.0.
+	ProtocolVersion string
+	// Behavior is the script of every task unless Choose is set.
+	Behavior Behavior
+	// Choose picks the script from a task's first message.
+	Choose func(*a2a.Message) Behavior
+	// RequireToken, when set, makes A2A calls without "Authorization:
+	// Bearer <token>" fail with 401 and with another token fail with 403.
+	RequireToken string
+	// ProtectCard applies RequireToken to the card too.
+	ProtectCard bool
+	// CardBody, when set, is served verbatim as the card.
+	CardBody []byte
+	// CardMutate edits the card JSON object before it is served.
+	CardMutate func(card map[string]any)
+	// InterfaceBaseURL, when set, replaces the server's own URL in the
+	// card's interface URLs (e.g. to point at another origin).
+	InterfaceBaseURL string
+	// Cancel is how CancelTask is answered.
+	Cancel CancelMode
+}
+
+// Request is one HTTP request the fake received.
+type Request struct {
+	// Method is the A2A method (SendMessage, SendStreamingMessage, GetTask,
+	// CancelTask, SubscribeToTask, ...), "AgentCard" for card fetches, or
+	// "" when it could not be determined (e.g. REST rejected before routing).
+	Method string
+	// Binding is "JSONRPC", "HTTP+JSON" or "card".
+	Binding string
+	// Path is the URL path.
+	Path string
+	// Authorization reports whether an Authorization header was present.
+	Authorization bool
+	// AuthStatus is 401 or 403 when the auth check rejected the request.
+	AuthStatus int
+	// Tenant is the tenant the a2a-go server saw for the call.
+	Tenant string
+	// TaskID is the task the call addressed (request id, or message task id).
+	TaskID a2a.TaskID
+	// HistoryLength is GetTask's (or SendMessage's) history length.
+	HistoryLength *int
+	// Metadata is CancelTask's (or SendMessage's) request metadata.
+	Metadata map[string]any
+	// ReturnImmediately is SendMessage's configuration flag.
+	ReturnImmediately bool
+	// MessageText is the text of the sent message.
+	MessageText string
+}
+
+// Server is a running fake agent. It is closed by the test's cleanup.
+type Server struct {
+	t    testing.TB
+	opts Options
+	srv  *httptest.Server
+	card []byte
+
+	closing   chan struct{}
+	closed    bool
+	closeOnce sync.Once
+	execWG    sync.WaitGroup
+
+	mu        sync.Mutex
+	requests  []*Request
+	runs      map[a2a.TaskID]*taskRun
+	subs      map[a2a.TaskID]chan struct{}
+	releases  map[a2a.TaskID]chan struct{}
+	cancelReq map[*http.Request]context.CancelFunc
+}
+
+type taskRun struct {
+	behavior Behavior
+	next     int
+}
+
+// New starts a fake agent and registers its Close with t.Cleanup.
+func New(t testing.TB, opts Options) *Server {
+	t.Helper()
+	if opts.Name == "" {
+		opts.Name = "fake-agent"
+	}
+	if len(opts.Bindings) == 0 {
+		opts.Bindings = []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC}
+	}
+	s := &Server{
+		t: t, opts: opts, closing: make(chan struct{}),
+		runs: map[a2a.TaskID]*taskRun{}, subs: map[a2a.TaskID]chan struct{}{},
+		releases: map[a2a.TaskID]chan struct{}{}, cancelReq: map[*http.Request]context.CancelFunc{},
+	}
+	s.srv = httptest.NewUnstartedServer(nil)
+	s.srv.Config.ErrorLog = nil
+	base := "http://" + s.srv.Listener.Addr().String()
+	card := s.buildCard(base)
+
+	caps := card.Capabilities
+	handler := a2asrv.NewHandler(&executor{s: s},
+		a2asrv.WithCallInterceptors(&recorder{s: s}),
+		a2asrv.WithCapabilityChecks(&caps),
+		a2asrv.WithLogger(slog.New(slog.DiscardHandler)),
+	)
+	var jsonrpcH, restH http.Handler
+	if s.legacy() {
+		jsonrpcH = a2av0.NewJSONRPCHandler(handler)
+		restH = a2av0.NewRESTHandler(handler)
+	} else {
+		jsonrpcH = a2asrv.NewJSONRPCHandler(handler)
+		restH = restWithTenant(a2asrv.NewRESTHandler(handler), a2asrv.NewTenantRESTHandler("/{*}", handler))
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(s.card)
+	})
+	mux.Handle("/jsonrpc", jsonrpcH)
+	mux.Handle("/rest/", http.StripPrefix("/rest", restH))
+	s.srv.Config.Handler = s.middleware(mux)
+	s.srv.Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *Server) legacy() bool { return strings.HasPrefix(s.opts.ProtocolVersion, "0.") }
+
+func (s *Server) buildCard(base string) *a2a.AgentCard {
+	ifBase := base
+	if s.opts.InterfaceBaseURL != "" {
+		ifBase = strings.TrimRight(s.opts.InterfaceBaseURL, "/")
+	}
+	version := a2a.Version
+	if s.legacy() {
+		version = a2av0.Version
+	}
+	card := &a2a.AgentCard{
+		Name:               s.opts.Name,
+		Description:        "programmable fake A2A agent",
+		Version:            "1.0.0",
+		DefaultInputModes:  []string{"text/plain"},
+		DefaultOutputModes: []string{"text/plain"},
+		Capabilities:       a2a.AgentCapabilities{Streaming: s.opts.Streaming},
+		Skills:             []a2a.AgentSkill{{ID: "fake", Name: "fake", Description: "scripted", Tags: []string{"test"}}},
+	}
+	for _, b := range s.opts.Bindings {
+		u := ifBase + "/jsonrpc"
+		if b == a2a.TransportProtocolHTTPJSON {
+			u = ifBase + "/rest"
+		}
+		card.SupportedInterfaces = append(card.SupportedInterfaces, &a2a.AgentInterface{URL: u, ProtocolBinding: b, ProtocolVersion: version})
+	}
+	var raw []byte
+	var err error
+	if s.legacy() {
+		p := a2av0.NewStaticAgentCardProducer(card).(a2asrv.AgentCardJSONProducer)
+		raw, err = p.CardJSON(context.Background())
+	} else {
+		raw, err = json.Marshal(card)
+	}
+	if err != nil {
+		s.t.Fatalf("fakea2a: build card: %v", err)
+	}
+	if s.opts.CardMutate != nil {
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			s.t.Fatalf("fakea2a: card: %v", err)
+		}
+		s.opts.CardMutate(m)
+		if raw, err = json.Marshal(m); err != nil {
+			s.t.Fatalf("fakea2a: card: %v", err)
+		}
+	}
+	if s.opts.CardBody != nil {
+		raw = s.opts.CardBody
+	}
+	s.card = raw
+	return card
+}
+
+// restWithTenant routes "/{tenant}/tasks/..." to the tenant-aware handler
+// and plain paths to the plain one.
+func restWithTenant(plain, tenant http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		first, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		switch {
+		case first == "tasks", first == "extendedAgentCard", strings.HasPrefix(first, "message:"):
+			plain.ServeHTTP(w, r)
+		default:
+			tenant.ServeHTTP(w, r)
+		}
+	})
+}
+
+// URL is the server's base URL (http://127.0.0.1:port).
+func (s *Server) URL() string { return s.srv.URL }
+
+// CardURL is the URL of the Agent Card.
+func (s *Server) CardURL() string { return s.srv.URL + "/.well-known/agent-card.json" }
+
+// CardBytes returns the card document as served.
+func (s *Server) CardBytes() []byte { return bytes.Clone(s.card) }
+
+// Requests returns a copy of every request received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Request, len(s.requests))
+	for i, r := range s.requests {
+		out[i] = *r
+	}
+	return out
+}
+
+// RequestsFor returns the requests whose Method is method.
+func (s *Server) RequestsFor(method string) []Request {
+	var out []Request
+	for _, r := range s.Requests() {
+		if r.Method == method {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Tasks returns the ids of the tasks created so far.
+func (s *Server) Tasks() []a2a.TaskID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]a2a.TaskID, 0, len(s.runs))
+	for id := range s.runs {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Release unblocks an AwaitRelease step of the task (now or when reached).
+func (s *Server) Release(taskID a2a.TaskID) {
+	ch := s.signal(s.releases, taskID)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}
+
+func (s *Server) signal(m map[a2a.TaskID]chan struct{}, id a2a.TaskID) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, ok := m[id]
+	if !ok {
+		ch = make(chan struct{})
+		m[id] = ch
+	}
+	return ch
+}
+
+// Close unblocks hanging tasks, stops the server and waits for its task
+// executions to return. It is idempotent and registered with t.Cleanup.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		close(s.closing)
+		for _, cancel := range s.cancelReq {
+			cancel()
+		}
+		s.mu.Unlock()
+		s.srv.CloseClientConnections()
+		s.srv.Close()
+		s.execWG.Wait()
+	})
+}
+
+type reqKey struct{}
+
+type streamKey struct{}
+
+func (s *Server) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &Request{Path: r.URL.Path, Authorization: r.Header.Get("Authorization") != ""}
+		var rpc struct {
+			ID     any             `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		switch {
+		case r.URL.Path == "/.well-known/agent-card.json":
+			rec.Method, rec.Binding = "AgentCard", "card"
+		case r.URL.Path == "/jsonrpc":
+			rec.Binding = string(a2a.TransportProtocolJSONRPC)
+			body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+			_ = r.Body.Close()
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if json.Unmarshal(body, &rpc) == nil {
+				rec.Method = rpc.Method
+			}
+		case strings.HasPrefix(r.URL.Path, "/rest/"):
+			rec.Binding = string(a2a.TransportProtocolHTTPJSON)
+		}
+		s.mu.Lock()
+		s.requests = append(s.requests, rec)
+		s.mu.Unlock()
+
+		if s.opts.RequireToken != "" && (rec.Binding != "card" || s.opts.ProtectCard) {
+			switch r.Header.Get("Authorization") {
+			case "":
+				rec.AuthStatus = http.StatusUnauthorized
+				w.Header().Set("WWW-Authenticate", `Bearer realm="fakea2a"`)
+				http.Error(w, "missing bearer token", http.StatusUnauthorized)
+				return
+			case "Bearer " + s.opts.RequireToken:
+			default:
+				rec.AuthStatus = http.StatusForbidden
+				http.Error(w, "invalid bearer token", http.StatusForbidden)
+				return
+			}
+		}
+
+		ctx, cancel := context.WithCancel(context.WithValue(r.Context(), reqKey{}, rec))
+		defer cancel()
+		s.mu.Lock()
+		s.cancelReq[r] = cancel
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			delete(s.cancelReq, r)
+			s.mu.Unlock()
+		}()
+
+		streaming := rec.Method == "SendStreamingMessage" || strings.HasSuffix(r.URL.Path, "message:stream")
+		if streaming && rec.Method == "SendStreamingMessage" {
+			var p a2a.SendMessageRequest
+			if legacyMsg := s.legacy(); !legacyMsg && json.Unmarshal(rpc.Params, &p) == nil && p.Message != nil {
+				if b := s.choose(p.Message); b.RawStream != nil {
+					s.writeRaw(ctx, w, rpc.ID, b.RawStream)
+					return
+				}
+			}
+		}
+		if streaming {
+			cw := &connWriter{rw: w, cancel: cancel, frameCh: make(chan struct{}, 1)}
+			ctx = context.WithValue(ctx, streamKey{}, cw)
+			w = cw
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func (s *Server) choose(msg *a2a.Message) Behavior {
+	if s.opts.Choose != nil {
+		return s.opts.Choose(msg)
+	}
+	return s.opts.Behavior
+}
+
+func (s *Server) writeRaw(ctx context.Context, w http.ResponseWriter, id any, frames []string) {
+	idJSON, _ := json.Marshal(id)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	for _, f := range frames {
+		if ctx.Err() != nil {
+			return
+		}
+		_, _ = io.WriteString(w, `data: {"jsonrpc":"2.0","id":`+string(idJSON)+`,"result":`+f+"}\n\n")
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+}
+
+// connWriter wraps a streaming response so a script can cut it.
+type connWriter struct {
+	rw     http.ResponseWriter
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	frames  int
+	dropped bool
+	frameCh chan struct{}
+}
+
+func (c *connWriter) Header() http.Header { return c.rw.Header() }
+
+func (c *connWriter) WriteHeader(code int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.dropped {
+		c.rw.WriteHeader(code)
+	}
+}
+
+func (c *connWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dropped {
+		return 0, io.ErrClosedPipe
+	}
+	n, err := c.rw.Write(p)
+	if bytes.HasPrefix(p, []byte("data:")) {
+		c.frames++
+		select {
+		case c.frameCh <- struct{}{}:
+		default:
+		}
+	}
+	return n, err
+}
+
+func (c *connWriter) Flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.dropped {
+		if f, ok := c.rw.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+}
+
+// waitFrames waits until n data frames were written (or timeout/ctx).
+func (c *connWriter) waitFrames(ctx context.Context, n int, timeout time.Duration) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		got := c.frames
+		c.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-c.frameCh:
+		case <-deadline.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// drop cuts the response: abruptly (hijack and close the TCP connection)
+// or cleanly (end the handler so the chunked response terminates).
+func (c *connWriter) drop(abrupt bool) {
+	c.mu.Lock()
+	if !c.dropped {
+		c.dropped = true
+		if abrupt {
+			if conn, _, err := http.NewResponseController(c.rw).Hijack(); err == nil {
+				_ = conn.Close()
+			}
+		}
+	}
+	c.mu.Unlock()
+	c.cancel()
+}

@@ -1,0 +1,105 @@
+package a2a
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"testing"
+
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+func TestClassify(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	netErr := &url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "dial", Err: errors.New("connection refused")}}
+	cases := []struct {
+		name      string
+		ctx       context.Context
+		err       error
+		status    int
+		midStream bool
+		want      Kind
+	}{
+		{"task not found", nil, fmt.Errorf("wrapped: %w", sdk.ErrTaskNotFound), 0, false, KindNotFound},
+		{"jsonrpc unauthenticated", nil, sdk.NewError(sdk.ErrUnauthenticated, "no"), 0, false, KindUnauthorized},
+		{"permission denied", nil, sdk.ErrUnauthorized, 0, false, KindUnauthorized},
+		{"unsupported operation", nil, sdk.ErrUnsupportedOperation, 0, false, KindRejected},
+		{"invalid params", nil, sdk.ErrInvalidParams, 0, false, KindRejected},
+		{"not cancelable", nil, sdk.ErrTaskNotCancelable, 0, false, KindRejected},
+		{"http 401 plain", nil, errors.New("unexpected HTTP status: 401 Unauthorized"), 401, false, KindUnauthorized},
+		{"http 403 over server error sentinel", nil, sdk.ErrServerError, 403, false, KindUnauthorized},
+		{"http 500", nil, errors.New("unexpected HTTP status: 500"), 500, false, KindUnavailable},
+		{"http 503 rest", nil, sdk.ErrServerError, 503, false, KindUnavailable},
+		{"http 404 bare", nil, errors.New("unexpected HTTP status: 404"), 404, false, KindUnavailable},
+		{"http 400", nil, errors.New("bad"), 400, false, KindRejected},
+		{"network before stream", nil, netErr, 0, false, KindUnavailable},
+		{"network mid stream", nil, fmt.Errorf("SSE stream error: %w", io.ErrUnexpectedEOF), 200, true, KindInterrupted},
+		{"internal error", nil, sdk.ErrInternalError, 200, false, KindUnavailable},
+		{"bad payload", nil, errors.New("unknown event type: [foo]"), 200, false, KindProtocol},
+		{"invalid agent response", nil, sdk.ErrInvalidAgentResponse, 200, false, KindProtocol},
+		{"caller cancelled", canceled, netErr, 0, false, KindCanceled},
+		{"deadline", nil, fmt.Errorf("x: %w", context.DeadlineExceeded), 0, false, KindTimeout},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := classify(tc.ctx, "op", tc.err, tc.status, tc.midStream, "")
+			if e.Kind != tc.want {
+				t.Fatalf("kind = %s, want %s (%v)", e.Kind, tc.want, e)
+			}
+			if !errors.Is(e, sentinelFor(tc.want)) {
+				t.Fatal("errors.Is with sentinel failed")
+			}
+			var as *Error
+			if !errors.As(fmt.Errorf("outer: %w", e), &as) || as != e {
+				t.Fatal("errors.As failed")
+			}
+			if !strings.Contains(e.Error(), "op") || !strings.Contains(e.Error(), kindHints[tc.want]) {
+				t.Fatalf("message lacks op or hint: %s", e)
+			}
+		})
+	}
+}
+
+func sentinelFor(k Kind) error {
+	for _, s := range []error{ErrUnavailable, ErrRejected, ErrUnauthorized, ErrNotFound, ErrProtocol, ErrTimeout, ErrCanceled, ErrInterrupted} {
+		if s.(*kindSentinel).kind == k {
+			return s
+		}
+	}
+	return nil
+}
+
+func TestClassifyRedactsEchoedSecret(t *testing.T) {
+	const secret = "tok-123456"
+	remote := sdk.NewError(sdk.ErrInvalidParams, "bad header Bearer "+secret)
+	e := classify(context.TODO(), "send", remote, 200, false, secret)
+	if strings.Contains(e.Error(), secret) {
+		t.Fatalf("secret leaked: %s", e)
+	}
+	if e.Kind != KindRejected || !errors.Is(e, sdk.ErrInvalidParams) {
+		t.Fatalf("redaction lost classification: %v", e)
+	}
+}
+
+func TestStateHelpers(t *testing.T) {
+	cases := []struct {
+		in                    TaskState
+		terminal, interrupted bool
+	}{
+		{StateCompleted, true, false}, {StateFailed, true, false}, {StateCanceled, true, false},
+		{StateRejected, true, false}, {StateInputRequired, false, true}, {StateAuthRequired, false, true},
+		{StateWorking, false, false}, {StateSubmitted, false, false},
+		{"completed", true, false}, {"input-required", false, true}, {"cancelled", true, false},
+		{"auth-required", false, true}, {"bogus", false, false}, {"", false, false},
+	}
+	for _, tc := range cases {
+		if IsTerminal(tc.in) != tc.terminal || IsInterrupted(tc.in) != tc.interrupted {
+			t.Errorf("%q: terminal=%v interrupted=%v", tc.in, IsTerminal(tc.in), IsInterrupted(tc.in))
+		}
+	}
+}

@@ -1,0 +1,332 @@
+package a2a
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+	"sync/atomic"
+
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// StreamOptions tune a [Stream]. The zero value gives the safe defaults.
+type StreamOptions struct {
+	// KeepAfterTerminal passes through events that arrive after the first
+	// terminal or interrupted state (a2a-go forwards them). By default the
+	// stream ends right after that event, so a consumer sees exactly one
+	// terminal.
+	KeepAfterTerminal bool
+	// KeepDuplicates passes through exact repeats of an earlier event. By
+	// default repeats of idempotent events (task snapshots, status updates,
+	// messages, non-append artifact updates) are dropped; append chunks are
+	// never dropped.
+	KeepDuplicates bool
+}
+
+type streamItem struct {
+	ev  Event
+	err error
+}
+
+// Stream reads the events of one streaming call (SendStreaming or
+// Subscribe).
+//
+//	s, err := c.SendStreaming(ctx, req)
+//	if err != nil { ... }           // the call failed before any event
+//	defer s.Close()
+//	for s.Next() {
+//		switch ev := s.Event().(type) { ... }
+//	}
+//	if err := s.Err(); err != nil { ... } // e.g. KindInterrupted: use RecoverTask
+//
+// Next returns false after the first terminal (completed, failed, canceled,
+// rejected) or interrupted (input-required, auth-required) state, after a
+// standalone message reply, or on error. A stream that ends before any of
+// these reports an [*Error] of kind KindInterrupted. Cancelling ctx or
+// calling Close ends the stream; neither cancels the remote task.
+//
+// Next, Event and Err are for one consumer goroutine; Close may be called
+// from any goroutine. The stream's single background goroutine reads the
+// HTTP response and exits when the stream ends or is closed.
+type Stream struct {
+	op        string
+	callerCtx context.Context
+	ctx       context.Context
+	cancel    context.CancelFunc
+	items     chan streamItem
+	done      chan struct{}
+	rec       *callRecord
+	secret    string
+	opts      StreamOptions
+	closed    atomic.Bool
+	closeMu   sync.Once
+
+	primed    bool
+	cur       Event
+	err       error
+	finished  bool
+	endNext   bool
+	gotEvent  bool
+	taskID    TaskID
+	contextID string
+	state     TaskState
+	final     bool
+	dropped   int
+	seen      map[[32]byte]struct{}
+}
+
+const maxDedupeEntries = 4096
+
+func newStream(ctx context.Context, op string, secret string, opts StreamOptions, start func(context.Context) iter.Seq2[Event, error]) (*Stream, error) {
+	sctx, cancel := context.WithCancel(ctx)
+	sctx, rec := withCallRecord(sctx)
+	s := &Stream{
+		op: op, callerCtx: ctx, ctx: sctx, cancel: cancel,
+		items: make(chan streamItem), done: make(chan struct{}),
+		rec: rec, secret: secret, opts: opts, seen: map[[32]byte]struct{}{},
+	}
+	seq := start(sctx)
+	go s.pump(seq)
+	// Wait for the first event so connection, auth and not-found errors
+	// are returned by the call itself.
+	if !s.advance() {
+		err := s.err
+		s.Close()
+		if err == nil {
+			err = &Error{Kind: KindInterrupted, Op: op, Err: errors.New("stream closed before the first event")}
+		}
+		return nil, err
+	}
+	s.primed = true
+	return s, nil
+}
+
+func (s *Stream) pump(seq iter.Seq2[Event, error]) {
+	defer close(s.done)
+	for ev, err := range seq {
+		select {
+		case s.items <- streamItem{ev, err}:
+		case <-s.ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Next advances to the next event. It blocks until an event arrives, the
+// stream ends, or the stream's context is done.
+func (s *Stream) Next() bool {
+	if s.primed {
+		s.primed = false
+		return true
+	}
+	return s.advance()
+}
+
+func (s *Stream) advance() bool {
+	if s.finished {
+		return false
+	}
+	if s.endNext {
+		s.finish(nil)
+		return false
+	}
+	for {
+		var it streamItem
+		got := false
+		select {
+		case it = <-s.items:
+			got = true
+		case <-s.done:
+		case <-s.ctx.Done():
+		}
+		if s.closed.Load() {
+			s.finish(nil)
+			return false
+		}
+		if !got {
+			if err := s.callerCtx.Err(); err != nil {
+				s.finish(classify(s.callerCtx, s.op, err, s.rec.Status(), s.gotEvent, s.secret))
+				return false
+			}
+			// Clean end of the HTTP stream (the pump hands over every item
+			// before it exits, so nothing is pending).
+			if s.final || IsTerminal(s.state) || IsInterrupted(s.state) {
+				s.finish(nil)
+			} else {
+				s.finish(&Error{Kind: KindInterrupted, Op: s.op, Status: s.rec.Status(),
+					Err: fmt.Errorf("stream closed before a terminal state (last state %s)", stateLabel(s.state))})
+			}
+			return false
+		}
+		if it.err != nil {
+			e := classify(s.callerCtx, s.op, it.err, s.rec.Status(), s.gotEvent, s.secret)
+			if s.gotEvent && e.Kind == KindUnavailable && e.Status < 400 {
+				e.Kind = KindInterrupted
+			}
+			s.finish(e)
+			return false
+		}
+		ev := it.ev
+		if err := ValidateEvent(ev); err != nil {
+			s.finish(withOp(err, s.op))
+			return false
+		}
+		if id := ev.TaskInfo().TaskID; id != "" {
+			if s.taskID != "" && id != s.taskID {
+				s.finish(&Error{Kind: KindProtocol, Op: s.op, Err: fmt.Errorf("event for task %s on the stream of task %s", id, s.taskID)})
+				return false
+			}
+			s.taskID = id
+		}
+		if !s.opts.KeepDuplicates && s.isDuplicate(ev) {
+			s.dropped++
+			continue
+		}
+		s.gotEvent = true
+		if cid := ev.TaskInfo().ContextID; cid != "" {
+			s.contextID = cid
+		}
+		if st, ok := StateOf(ev); ok {
+			s.state = st
+			if (IsTerminal(st) || IsInterrupted(st)) && !s.opts.KeepAfterTerminal {
+				s.endNext = true
+			}
+		}
+		if m, ok := ev.(*sdk.Message); ok && m.TaskID == "" && s.taskID == "" {
+			// A direct message reply: no task was created; nothing follows.
+			s.final = true
+			if !s.opts.KeepAfterTerminal {
+				s.endNext = true
+			}
+		}
+		s.cur = ev
+		return true
+	}
+}
+
+func stateLabel(s TaskState) string {
+	if s == "" {
+		return "none"
+	}
+	return string(s)
+}
+
+func (s *Stream) isDuplicate(ev Event) bool {
+	if a, ok := ev.(*sdk.TaskArtifactUpdateEvent); ok && a.Append {
+		return false
+	}
+	b, err := json.Marshal(sdk.StreamResponse{Event: ev})
+	if err != nil {
+		return false
+	}
+	key := sha256.Sum256(b)
+	if _, dup := s.seen[key]; dup {
+		return true
+	}
+	if len(s.seen) < maxDedupeEntries {
+		s.seen[key] = struct{}{}
+	}
+	return false
+}
+
+func (s *Stream) finish(err error) {
+	if s.finished {
+		return
+	}
+	s.finished = true
+	s.err = err
+	s.cur = nil
+	s.release()
+}
+
+// release stops the pump and waits for it, closing the HTTP response.
+func (s *Stream) release() {
+	s.closeMu.Do(func() {
+		s.cancel()
+		<-s.done
+	})
+}
+
+// Event returns the event Next advanced to: *Task, *Message, *StatusUpdate
+// or *ArtifactUpdate. It is nil after the stream ended.
+func (s *Stream) Event() Event { return s.cur }
+
+// Err returns nil if the stream ended normally (terminal or interrupted
+// state, message reply, or Close) and the [*Error] that ended it otherwise.
+func (s *Stream) Err() error { return s.err }
+
+// Close ends the stream and releases its connection. It is idempotent, safe
+// to call from any goroutine, and never cancels the remote task.
+func (s *Stream) Close() error {
+	s.closed.Store(true)
+	s.release()
+	return nil
+}
+
+// TaskID returns the remote task id seen on the stream ("" before one is seen).
+func (s *Stream) TaskID() TaskID { return s.taskID }
+
+// ContextID returns the remote context id seen on the stream.
+func (s *Stream) ContextID() string { return s.contextID }
+
+// State returns the last task state seen on the stream.
+func (s *Stream) State() TaskState { return s.state }
+
+// Terminal reports whether a terminal state was seen.
+func (s *Stream) Terminal() bool { return IsTerminal(s.state) }
+
+// Dropped returns how many duplicate events were dropped.
+func (s *Stream) Dropped() int { return s.dropped }
+
+// SendStreaming sends a message and streams the task's events. It returns
+// once the first event arrived, or with the error that prevented it
+// (KindUnauthorized, KindRejected, KindUnavailable, ...). When the card does
+// not advertise streaming, a2a-go degrades to one blocking send whose
+// result is the stream's single event. The stream has no overall timeout:
+// bound it with ctx.
+func (c *Client) SendStreaming(ctx context.Context, r SendRequest, opts ...StreamOptions) (*Stream, error) {
+	const op = "stream"
+	req, err := r.build()
+	if err != nil {
+		return nil, &Error{Kind: KindRejected, Op: op, Err: err}
+	}
+	return newStream(ctx, op, c.cred.secret(), firstOpt(opts), func(sctx context.Context) iter.Seq2[Event, error] {
+		return c.sdk.SendStreamingMessage(sctx, req)
+	})
+}
+
+// SubscribeRequest names the task to subscribe to.
+type SubscribeRequest struct {
+	// TaskID is required.
+	TaskID TaskID
+	// Tenant is sent as the request's tenant (empty: the interface's tenant).
+	Tenant string
+}
+
+// Subscribe (re)attaches to a running task's event stream. The first event
+// is the task snapshot. A task without an active execution (finished, or
+// unknown) is KindNotFound: use GetTask. Missed events are not replayed.
+func (c *Client) Subscribe(ctx context.Context, r SubscribeRequest, opts ...StreamOptions) (*Stream, error) {
+	const op = "subscribe"
+	if r.TaskID == "" {
+		return nil, &Error{Kind: KindRejected, Op: op, Err: errors.New("SubscribeRequest.TaskID is required")}
+	}
+	req := &sdk.SubscribeToTaskRequest{ID: r.TaskID, Tenant: r.Tenant}
+	return newStream(ctx, op, c.cred.secret(), firstOpt(opts), func(sctx context.Context) iter.Seq2[Event, error] {
+		return c.sdk.SubscribeToTask(sctx, req)
+	})
+}
+
+func firstOpt(opts []StreamOptions) StreamOptions {
+	if len(opts) > 0 {
+		return opts[0]
+	}
+	return StreamOptions{}
+}

@@ -1,0 +1,545 @@
+package a2a_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	client "github.com/seed0634/agentadaptor/pkg/clients/a2a"
+)
+
+func TestStreamingHappyPath(t *testing.T) {
+	cases := []struct {
+		name     string
+		bindings []a2a.TransportProtocol
+		version  string
+		want     client.TransportProtocol
+	}{
+		{"jsonrpc", []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC}, "", client.TransportJSONRPC},
+		{"rest", []a2a.TransportProtocol{a2a.TransportProtocolHTTPJSON}, "", client.TransportHTTPJSON},
+		{"card prefers rest", []a2a.TransportProtocol{a2a.TransportProtocolHTTPJSON, a2a.TransportProtocolJSONRPC}, "", client.TransportHTTPJSON},
+		{"v0.3 jsonrpc", []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC}, "0.3", client.TransportJSONRPC},
+		{"v0.3 rest", []a2a.TransportProtocol{a2a.TransportProtocolHTTPJSON}, "0.3", client.TransportHTTPJSON},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			leakCheck(t)
+			f := fakea2a.New(t, fakea2a.Options{
+				Streaming: true, Bindings: tc.bindings, ProtocolVersion: tc.version,
+				Behavior: fakea2a.Script(fakea2a.Steps(
+					fakea2a.Working("thinking"),
+					fakea2a.TextChunks("Hel", "lo"),
+					fakea2a.Artifact(fakea2a.ArtifactSpec{Name: "report.md", Text: "# Report", LastChunk: true}),
+					fakea2a.Completed("done"),
+				)...),
+			})
+			c := dial(t, f, client.Options{})
+			if c.Transport() != tc.want {
+				t.Fatalf("transport = %s, want %s", c.Transport(), tc.want)
+			}
+			if tc.version != "" && !c.Card().Legacy {
+				t.Fatalf("card not detected as legacy: %+v", c.Card())
+			}
+			s, err := c.SendStreaming(testCtx(t), client.SendRequest{Text: "hi"})
+			if err != nil {
+				t.Fatalf("SendStreaming: %v", err)
+			}
+			evs := collect(t, s)
+			if err := s.Err(); err != nil {
+				t.Fatalf("stream err: %v", err)
+			}
+			var text string
+			var sawWorking, sawReport bool
+			for _, ev := range evs {
+				switch e := ev.(type) {
+				case *a2a.TaskStatusUpdateEvent:
+					if e.Status.State == a2a.TaskStateWorking {
+						sawWorking = true
+					}
+				case *a2a.TaskArtifactUpdateEvent:
+					if e.Artifact.Name == fakea2a.AssistantOutput {
+						text += client.TextOf(e.Artifact.Parts)
+					}
+					if e.Artifact.Name == "report.md" {
+						sawReport = true
+					}
+				}
+			}
+			if !sawWorking || !sawReport || text != "Hello" {
+				t.Fatalf("working=%v report=%v text=%q events=%d", sawWorking, sawReport, text, len(evs))
+			}
+			if got := terminalCount(evs); got != 1 || !s.Terminal() || s.State() != a2a.TaskStateCompleted {
+				t.Fatalf("terminals=%d state=%s", got, s.State())
+			}
+			if s.TaskID() == "" || s.ContextID() == "" {
+				t.Fatalf("ids not tracked")
+			}
+		})
+	}
+}
+
+func TestNoStreamingCardFallsBackToSend(t *testing.T) {
+	leakCheck(t)
+	f := fakea2a.New(t, fakea2a.Options{Streaming: false,
+		Behavior: fakea2a.Script(fakea2a.Working("w"), fakea2a.Completed("done"))})
+	c := dial(t, f, client.Options{})
+	if c.Card().Streaming() {
+		t.Fatal("card should not advertise streaming")
+	}
+	s, err := c.SendStreaming(testCtx(t), client.SendRequest{Text: "hi"})
+	if err != nil {
+		t.Fatalf("SendStreaming: %v", err)
+	}
+	evs := collect(t, s)
+	if s.Err() != nil || len(evs) != 1 || s.State() != a2a.TaskStateCompleted {
+		t.Fatalf("events=%d state=%s err=%v", len(evs), s.State(), s.Err())
+	}
+	if n := len(f.RequestsFor("SendStreamingMessage")); n != 0 {
+		t.Fatalf("streaming call reached a non-streaming agent %d times", n)
+	}
+	if n := len(f.RequestsFor("SendMessage")); n != 1 {
+		t.Fatalf("SendMessage calls = %d, want 1", n)
+	}
+}
+
+func TestSendReturnImmediatelyThenPoll(t *testing.T) {
+	leakCheck(t)
+	f := fakea2a.New(t, fakea2a.Options{Streaming: true,
+		Behavior: fakea2a.Script(fakea2a.Working("w"), fakea2a.AwaitRelease(), fakea2a.Completed("done"))})
+	c := dial(t, f, client.Options{})
+	ctx := testCtx(t)
+	res, err := c.Send(ctx, client.SendRequest{Text: "go", ReturnImmediately: true})
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if res.Task == nil || client.IsTerminal(res.Task.Status.State) {
+		t.Fatalf("want a non-terminal task, got %+v", res)
+	}
+	if r := f.RequestsFor("SendMessage"); len(r) != 1 || !r[0].ReturnImmediately {
+		t.Fatalf("ReturnImmediately did not reach the wire: %+v", r)
+	}
+	f.Release(res.Task.ID)
+	var last *client.Task
+	for i := 0; i < 200; i++ {
+		last, err = c.GetTask(ctx, client.GetTaskRequest{TaskID: res.Task.ID})
+		if err != nil {
+			t.Fatalf("GetTask: %v", err)
+		}
+		if client.IsTerminal(last.Status.State) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if last.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("final state %s", last.Status.State)
+	}
+}
+
+func TestGetTaskTenantAndHistoryReachServer(t *testing.T) {
+	for _, b := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON} {
+		t.Run(string(b), func(t *testing.T) {
+			leakCheck(t)
+			f := fakea2a.New(t, fakea2a.Options{Bindings: []a2a.TransportProtocol{b},
+				Behavior: fakea2a.Script(fakea2a.Working("a"), fakea2a.Completed("done"))})
+			c := dial(t, f, client.Options{})
+			ctx := testCtx(t)
+			res, err := c.Send(ctx, client.SendRequest{Text: "hi"})
+			if err != nil || res.Task == nil {
+				t.Fatalf("Send: %v %+v", err, res)
+			}
+			task, err := c.GetTask(ctx, client.GetTaskRequest{TaskID: res.Task.ID, Tenant: "acme", HistoryLength: intp(1)})
+			if err != nil {
+				t.Fatalf("GetTask: %v", err)
+			}
+			if len(task.History) > 1 {
+				t.Fatalf("history length %d > 1", len(task.History))
+			}
+			r := f.RequestsFor("GetTask")
+			if len(r) != 1 || r[0].Tenant != "acme" || r[0].HistoryLength == nil || *r[0].HistoryLength != 1 || r[0].TaskID != res.Task.ID {
+				t.Fatalf("GetTask record = %+v", r)
+			}
+			_, err = c.GetTask(ctx, client.GetTaskRequest{TaskID: "no-such-task"})
+			if !errors.Is(err, client.ErrNotFound) {
+				t.Fatalf("unknown task: want ErrNotFound, got %v", err)
+			}
+		})
+	}
+}
+
+func TestCancelTask(t *testing.T) {
+	t.Run("tenant and metadata reach the server", func(t *testing.T) {
+		leakCheck(t)
+		f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(fakea2a.Working("w"), fakea2a.Hang())})
+		c := dial(t, f, client.Options{})
+		ctx := testCtx(t)
+		s, err := c.SendStreaming(ctx, client.SendRequest{Text: "go"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		meta := map[string]any{"reason": "parent_cancelled", "delegation_id": "d-1"}
+		task, err := c.CancelTask(ctx, client.CancelTaskRequest{TaskID: s.TaskID(), Tenant: "acme", Metadata: meta})
+		if err != nil {
+			t.Fatalf("CancelTask: %v", err)
+		}
+		if task.Status.State != a2a.TaskStateCanceled {
+			t.Fatalf("state %s", task.Status.State)
+		}
+		r := f.RequestsFor("CancelTask")
+		if len(r) != 1 || r[0].Tenant != "acme" || r[0].Metadata["reason"] != "parent_cancelled" || r[0].TaskID != s.TaskID() {
+			t.Fatalf("CancelTask record = %+v", r)
+		}
+		evs := collect(t, s)
+		if s.State() != a2a.TaskStateCanceled || terminalCount(evs) != 1 || s.Err() != nil {
+			t.Fatalf("stream after cancel: state=%s terminals=%d err=%v", s.State(), terminalCount(evs), s.Err())
+		}
+	})
+	t.Run("refused is Rejected", func(t *testing.T) {
+		leakCheck(t)
+		f := fakea2a.New(t, fakea2a.Options{Streaming: true, Cancel: fakea2a.CancelRefuse,
+			Behavior: fakea2a.Script(fakea2a.Working("w"), fakea2a.Hang())})
+		c := dial(t, f, client.Options{})
+		ctx := testCtx(t)
+		s, err := c.SendStreaming(ctx, client.SendRequest{Text: "go"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		_, err = c.CancelTask(ctx, client.CancelTaskRequest{TaskID: s.TaskID()})
+		if !errors.Is(err, client.ErrRejected) {
+			t.Fatalf("want ErrRejected, got %v", err)
+		}
+	})
+	t.Run("hanging cancel times out", func(t *testing.T) {
+		leakCheck(t)
+		f := fakea2a.New(t, fakea2a.Options{Streaming: true, Cancel: fakea2a.CancelHang,
+			Behavior: fakea2a.Script(fakea2a.Working("w"), fakea2a.Hang())})
+		c := dial(t, f, client.Options{RequestTimeout: 200 * time.Millisecond})
+		ctx := testCtx(t)
+		s, err := c.SendStreaming(ctx, client.SendRequest{Text: "go"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		_, err = c.CancelTask(ctx, client.CancelTaskRequest{TaskID: s.TaskID()})
+		if !errors.Is(err, client.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("want ErrTimeout, got %v", err)
+		}
+	})
+}
+
+func TestStreamDropThenRecover(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		drop fakea2a.Step
+	}{{"abrupt", fakea2a.DropStream()}, {"clean close", fakea2a.CloseStream()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			leakCheck(t)
+			f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(
+				fakea2a.Working("before"), tc.drop, fakea2a.AwaitSubscribe(),
+				fakea2a.Working("after"), fakea2a.Completed("done"))})
+			c := dial(t, f, client.Options{})
+			ctx := testCtx(t)
+			s, err := c.SendStreaming(ctx, client.SendRequest{Text: "go"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs := collect(t, s)
+			if !errors.Is(s.Err(), client.ErrInterrupted) || len(evs) == 0 {
+				t.Fatalf("want ErrInterrupted after %d events, got %v", len(evs), s.Err())
+			}
+			var seen []client.Event
+			rep, err := client.RecoverTask(ctx, c, s.TaskID(), client.RecoverOptions{
+				InitialBackoff: 10 * time.Millisecond, OnEvent: func(ev client.Event) { seen = append(seen, ev) }})
+			if err != nil {
+				t.Fatalf("RecoverTask: %v (%+v)", err, rep)
+			}
+			if rep.Outcome != client.RecoveryResubscribed || rep.State != a2a.TaskStateCompleted || rep.Task == nil || rep.Resubscribes != 1 {
+				t.Fatalf("report = %+v", rep)
+			}
+			if terminalCount(seen) != 1 {
+				t.Fatalf("terminals seen during recovery = %d", terminalCount(seen))
+			}
+		})
+	}
+}
+
+func TestRecoverFinishedTaskPolls(t *testing.T) {
+	leakCheck(t)
+	f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(fakea2a.Completed("done"))})
+	c := dial(t, f, client.Options{})
+	ctx := testCtx(t)
+	res, err := c.Send(ctx, client.SendRequest{Text: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := client.RecoverTask(ctx, c, res.Task.ID, client.RecoverOptions{Tenant: "acme", HistoryLength: intp(0)})
+	if err != nil {
+		t.Fatalf("RecoverTask: %v", err)
+	}
+	if rep.Outcome != client.RecoveryPolled || rep.State != a2a.TaskStateCompleted || rep.Polls != 1 || rep.Resubscribes != 1 {
+		t.Fatalf("report = %+v", rep)
+	}
+	if g := f.RequestsFor("GetTask"); len(g) != 1 || g[0].Tenant != "acme" || g[0].HistoryLength == nil {
+		t.Fatalf("poll did not carry tenant/history: %+v", g)
+	}
+
+	// Unknown task: subscribe and get both say not found.
+	rep, err = client.RecoverTask(ctx, c, "missing", client.RecoverOptions{InitialBackoff: time.Millisecond})
+	if !errors.Is(err, client.ErrNotFound) || rep.Outcome != client.RecoveryFailed {
+		t.Fatalf("missing task: %v %+v", err, rep)
+	}
+}
+
+func TestDuplicatesAndEventsAfterTerminal(t *testing.T) {
+	const tid, cid = "task-1", "ctx-1"
+	working := fakea2a.RawStatus(tid, cid, a2a.TaskStateWorking, "w")
+	raw := []string{
+		fakea2a.RawTask(tid, cid, a2a.TaskStateSubmitted),
+		working,
+		working,
+		fakea2a.RawArtifact(tid, cid, "a", "x", false, true),
+		fakea2a.RawArtifact(tid, cid, "a", "x", false, true),
+		fakea2a.RawStatus(tid, cid, a2a.TaskStateCompleted, "done"),
+		fakea2a.RawStatus(tid, cid, a2a.TaskStateWorking, "late"),
+		fakea2a.RawStatus(tid, cid, a2a.TaskStateFailed, "late terminal"),
+	}
+	t.Run("default: exactly one terminal", func(t *testing.T) {
+		leakCheck(t)
+		f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Behavior{RawStream: raw}})
+		c := dial(t, f, client.Options{})
+		s, err := c.SendStreaming(testCtx(t), client.SendRequest{Text: "go"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := collect(t, s)
+		if s.Err() != nil || terminalCount(evs) != 1 || !client.IsTerminalEvent(evs[len(evs)-1]) {
+			t.Fatalf("err=%v terminals=%d last=%T", s.Err(), terminalCount(evs), evs[len(evs)-1])
+		}
+		if len(evs) != 4 || s.Dropped() != 2 || s.State() != a2a.TaskStateCompleted {
+			t.Fatalf("events=%d dropped=%d state=%s", len(evs), s.Dropped(), s.State())
+		}
+	})
+	t.Run("keep options pass everything", func(t *testing.T) {
+		leakCheck(t)
+		f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Behavior{RawStream: raw}})
+		c := dial(t, f, client.Options{})
+		s, err := c.SendStreaming(testCtx(t), client.SendRequest{Text: "go"},
+			client.StreamOptions{KeepAfterTerminal: true, KeepDuplicates: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := collect(t, s)
+		if len(evs) != len(raw) || terminalCount(evs) != 2 {
+			t.Fatalf("events=%d terminals=%d err=%v", len(evs), terminalCount(evs), s.Err())
+		}
+	})
+	t.Run("scripted duplicate through a2a-go", func(t *testing.T) {
+		leakCheck(t)
+		f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(
+			fakea2a.Working("w"), fakea2a.Duplicate(), fakea2a.Completed("done"))})
+		c := dial(t, f, client.Options{})
+		s, err := c.SendStreaming(testCtx(t), client.SendRequest{Text: "go"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := collect(t, s)
+		if s.Err() != nil || terminalCount(evs) != 1 || s.Dropped() != 1 {
+			t.Fatalf("err=%v terminals=%d dropped=%d", s.Err(), terminalCount(evs), s.Dropped())
+		}
+	})
+}
+
+func TestTerminalBeforeStarted(t *testing.T) {
+	t.Run("scripted", func(t *testing.T) {
+		leakCheck(t)
+		f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(fakea2a.Completed("instant"))})
+		c := dial(t, f, client.Options{})
+		s, err := c.SendStreaming(testCtx(t), client.SendRequest{Text: "go"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := collect(t, s)
+		if s.Err() != nil || terminalCount(evs) != 1 || s.State() != a2a.TaskStateCompleted {
+			t.Fatalf("err=%v terminals=%d", s.Err(), terminalCount(evs))
+		}
+	})
+	t.Run("terminal is the first frame", func(t *testing.T) {
+		leakCheck(t)
+		f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Behavior{RawStream: []string{
+			fakea2a.RawStatus("t-9", "c-9", a2a.TaskStateCompleted, "done")}}})
+		c := dial(t, f, client.Options{})
+		s, err := c.SendStreaming(testCtx(t), client.SendRequest{Text: "go"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := collect(t, s)
+		if s.Err() != nil || len(evs) != 1 || s.TaskID() != "t-9" || !s.Terminal() {
+			t.Fatalf("err=%v events=%d task=%s", s.Err(), len(evs), s.TaskID())
+		}
+	})
+}
+
+func TestNeverTerminalEndsWithTimeout(t *testing.T) {
+	leakCheck(t)
+	f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(fakea2a.Working("w"), fakea2a.Hang())})
+	c := dial(t, f, client.Options{})
+	ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
+	defer cancel()
+	s, err := c.SendStreaming(ctx, client.SendRequest{Text: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect(t, s)
+	var e *client.Error
+	if !errors.As(s.Err(), &e) || e.Kind != client.KindTimeout || !errors.Is(s.Err(), context.DeadlineExceeded) {
+		t.Fatalf("want KindTimeout, got %v", s.Err())
+	}
+	if !e.Retryable() {
+		t.Fatal("timeout should be retryable")
+	}
+}
+
+func TestRemoteFailedAndRejected(t *testing.T) {
+	for _, tc := range []struct {
+		step  fakea2a.Step
+		state a2a.TaskState
+	}{{fakea2a.Failed("boom"), a2a.TaskStateFailed}, {fakea2a.Rejected("no"), a2a.TaskStateRejected}} {
+		t.Run(string(tc.state), func(t *testing.T) {
+			leakCheck(t)
+			f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(fakea2a.Working("w"), tc.step)})
+			c := dial(t, f, client.Options{})
+			s, err := c.SendStreaming(testCtx(t), client.SendRequest{Text: "go"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs := collect(t, s)
+			if s.Err() != nil || s.State() != tc.state || terminalCount(evs) != 1 {
+				t.Fatalf("err=%v state=%s", s.Err(), s.State())
+			}
+			last := evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent)
+			if last.Status.Message == nil || client.TextOf(last.Status.Message.Parts) == "" {
+				t.Fatal("terminal status message lost")
+			}
+		})
+	}
+}
+
+func TestMalformedEventPayloads(t *testing.T) {
+	const tid, cid = "task-m", "ctx-m"
+	first := fakea2a.RawTask(tid, cid, a2a.TaskStateWorking)
+	cases := map[string][]string{
+		"invalid json":           {first, `{"statusUpdate": {`},
+		"unknown event type":     {first, `{"surprise": {"x": 1}}`},
+		"two event types":        {first, `{"task": {"id": "a", "status": {"state": "TASK_STATE_WORKING"}}, "message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "x"}]}}`},
+		"artifact without body":  {first, `{"artifactUpdate": {"taskId": "task-m", "contextId": "ctx-m"}}`},
+		"unknown state":          {first, `{"statusUpdate": {"taskId": "task-m", "contextId": "ctx-m", "status": {"state": "TASK_STATE_EXPLODED"}}}`},
+		"event for another task": {first, fakea2a.RawStatus("other", cid, a2a.TaskStateWorking, "x")},
+		"part without content":   {first, `{"artifactUpdate": {"taskId": "task-m", "artifact": {"artifactId": "a", "parts": [{}]}}}`},
+		"malformed first frame":  {`not json at all`},
+	}
+	for name, frames := range cases {
+		t.Run(name, func(t *testing.T) {
+			leakCheck(t)
+			f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Behavior{RawStream: frames}})
+			c := dial(t, f, client.Options{})
+			s, err := c.SendStreaming(testCtx(t), client.SendRequest{Text: "go"})
+			if err == nil {
+				collect(t, s)
+				err = s.Err()
+			}
+			if !errors.Is(err, client.ErrProtocol) {
+				t.Fatalf("want ErrProtocol, got %v", err)
+			}
+		})
+	}
+}
+
+func TestHugeArtifact(t *testing.T) {
+	leakCheck(t)
+	const size = 4 << 20
+	f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(
+		fakea2a.HugeArtifact("big.txt", size), fakea2a.Completed("done"))})
+	c := dial(t, f, client.Options{})
+	s, err := c.SendStreaming(testCtx(t), client.SendRequest{Text: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for _, ev := range collect(t, s) {
+		if a, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok && a.Artifact.Name == "big.txt" {
+			got += len(client.TextOf(a.Artifact.Parts))
+		}
+	}
+	if s.Err() != nil || got != size {
+		t.Fatalf("err=%v got %d bytes", s.Err(), got)
+	}
+}
+
+func TestInputRequiredThenResume(t *testing.T) {
+	leakCheck(t)
+	f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(
+		fakea2a.Working("w"), fakea2a.InputRequired("which branch?"), fakea2a.Working("resumed"), fakea2a.Completed("done"))})
+	c := dial(t, f, client.Options{})
+	ctx := testCtx(t)
+	s, err := c.SendStreaming(ctx, client.SendRequest{Text: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect(t, s)
+	if s.Err() != nil || !client.IsInterrupted(s.State()) || client.IsTerminal(s.State()) {
+		t.Fatalf("first leg: err=%v state=%s", s.Err(), s.State())
+	}
+	s2, err := c.SendStreaming(ctx, client.SendRequest{Text: "main", TaskID: s.TaskID(), ContextID: s.ContextID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := collect(t, s2)
+	if s2.Err() != nil || s2.State() != a2a.TaskStateCompleted || terminalCount(evs) != 1 || s2.TaskID() != s.TaskID() {
+		t.Fatalf("second leg: err=%v state=%s", s2.Err(), s2.State())
+	}
+	r := f.RequestsFor("SendStreamingMessage")
+	if len(r) != 2 || r[1].TaskID != s.TaskID() || r[1].MessageText != "main" {
+		t.Fatalf("follow-up record = %+v", r)
+	}
+}
+
+func TestRecoverGivesUpAfterMaxAttempts(t *testing.T) {
+	leakCheck(t)
+	f := fakea2a.New(t, fakea2a.Options{Streaming: true})
+	c := dial(t, f, client.Options{})
+	f.Close()
+	rep, err := client.RecoverTask(testCtx(t), c, "t-1", client.RecoverOptions{MaxAttempts: 3, InitialBackoff: time.Millisecond})
+	if !errors.Is(err, client.ErrUnavailable) || rep.Outcome != client.RecoveryFailed || rep.Attempts != 3 || rep.Err == nil {
+		t.Fatalf("err=%v report=%+v", err, rep)
+	}
+	ctx, cancel := context.WithCancel(testCtx(t))
+	cancel()
+	rep, err = client.RecoverTask(ctx, c, "t-1", client.RecoverOptions{})
+	if !errors.Is(err, client.ErrCanceled) || rep.Outcome != client.RecoveryFailed {
+		t.Fatalf("cancelled: err=%v report=%+v", err, rep)
+	}
+}
+
+func TestStreamCloseFromAnotherGoroutine(t *testing.T) {
+	leakCheck(t)
+	f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(fakea2a.Working("w"), fakea2a.Hang())})
+	c := dial(t, f, client.Options{})
+	s, err := c.SendStreaming(testCtx(t), client.SendRequest{Text: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		_ = s.Close()
+	}()
+	for s.Next() {
+	}
+	if s.Err() != nil {
+		t.Fatalf("Close should end the stream without error, got %v", s.Err())
+	}
+}
