@@ -1,0 +1,277 @@
+package sse_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/internal/aguiverify"
+	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
+)
+
+// scenarios are shell scripts keyed by the exact prompt. Lines starting with
+// '{' are StreamPayload JSON; other stdout lines are text deltas. Unknown
+// prompts are echoed back as text.
+var scenarios = map[string]string{
+	"plain": `printf '%s\n' '{"kind":"text.end","message_id":"m1","text":"Hello from the agent."}'`,
+	"streamed": `printf '%s\n' '{"kind":"text.start","message_id":"m1"}' '{"kind":"text.delta","message_id":"m1","delta":"Hello"}' \
+		'{"kind":"text.delta","message_id":"m1","delta":", world"}' '{"kind":"text.end","message_id":"m1","text":"Hello, world"}'`,
+	"tool": `printf '%s\n' '{"kind":"tool_call.start","tool_call_id":"call-1","tool_name":"search","message_id":"m1"}' \
+		'{"kind":"tool_call.args","tool_call_id":"call-1","delta":"{\"q\":\"go\"}"}' '{"kind":"tool_call.end","tool_call_id":"call-1"}' \
+		'{"kind":"tool_call.result","tool_call_id":"call-1","tool_result":"3 results"}' '{"kind":"text.end","message_id":"m2","text":"Found 3 results."}'`,
+	"fail": `printf '%s\n' '{"kind":"text.delta","message_id":"m1","delta":"partial"}'; echo 'agent crashed' >&2; exit 3`,
+	"custom": `printf '%s\n' '{"name":"scripted.note","raw":{"note":"hi","n":2}}' '{"name":"scripted.empty"}' \
+		'{"kind":"usage","usage":{"input_tokens":10,"output_tokens":5}}' '{"kind":"text.end","message_id":"m1","text":"done"}'`,
+	"reasoning": `printf '%s\n' '{"kind":"reasoning.start","message_id":"m1"}' '{"kind":"reasoning.delta","message_id":"m1","delta":"thinking"}' \
+		'{"kind":"reasoning.end","message_id":"m1"}' '{"kind":"text.end","message_id":"m1","text":"answer"}'`,
+	// many streams 300 deltas quickly.
+	"many": `i=0; while [ $i -lt 300 ]; do printf '%s\n' '{"kind":"text.delta","message_id":"m1","delta":"x"}'; i=$((i+1)); done`,
+	// slow writes its pid first, streams one delta and then sleeps until cancelled.
+	"slow": `echo $$ > "$PIDFILE"; printf '%s\n' '{"kind":"text.delta","message_id":"m1","delta":"working"}'; exec sleep 30`,
+}
+
+// shAdapter runs the scenario scripts with /bin/sh. It records every request.
+type shAdapter struct {
+	pidDir string
+	path   string // override of /bin/sh (a missing path makes the start fail)
+
+	mu   sync.Mutex
+	reqs []agentadaptor.AdapterRequest
+}
+
+func (a *shAdapter) Name() string { return "sh" }
+
+func (a *shAdapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (*agentadaptor.Invocation, error) {
+	a.mu.Lock()
+	a.reqs = append(a.reqs, *req)
+	a.mu.Unlock()
+	script, ok := scenarios[req.Prompt]
+	if !ok {
+		script = `printf '%s\n' "$1"`
+	}
+	path := a.path
+	if path == "" {
+		path = "/bin/sh"
+	}
+	return &agentadaptor.Invocation{
+		Path:   path,
+		Args:   []string{"-c", script, "sh", req.Prompt},
+		Env:    map[string]string{"PIDFILE": filepath.Join(a.pidDir, req.RunID+".pid")},
+		Parser: &lineParser{},
+	}, nil
+}
+
+func (a *shAdapter) lastRequest(t *testing.T) agentadaptor.AdapterRequest {
+	t.Helper()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.reqs) == 0 {
+		t.Fatal("the adapter saw no request")
+	}
+	return a.reqs[len(a.reqs)-1]
+}
+
+// pid returns the pid the slow scenario wrote for a run.
+func (a *shAdapter) pid(t *testing.T, runID string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(a.pidDir, runID+".pid"))
+	if err != nil {
+		t.Fatalf("the child wrote no pid file: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+type lineParser struct{ out strings.Builder }
+
+func (p *lineParser) ParseLine(line []byte, emit agentadaptor.Emitter) error {
+	if line[0] == '{' {
+		var sp agentadaptor.StreamPayload
+		if err := json.Unmarshal(line, &sp); err != nil {
+			return err
+		}
+		if sp.Kind == agentadaptor.KindTextEnd {
+			p.out.WriteString(sp.Text)
+		}
+		emit(sp)
+		return nil
+	}
+	p.out.Write(line)
+	emit(agentadaptor.StreamPayload{Kind: agentadaptor.KindTextDelta, MessageID: "echo", Delta: string(line)})
+	return nil
+}
+
+func (p *lineParser) Finish(agentadaptor.ExitStatus, agentadaptor.Emitter) agentadaptor.Outcome {
+	return agentadaptor.Outcome{Output: p.out.String()}
+}
+
+// fixture is a live handler over a real SDK with the shell adapter.
+type fixture struct {
+	adapter *shAdapter
+	sdk     *agentadaptor.SDK
+	handler *sse.Handler
+	srv     *httptest.Server
+
+	mu      sync.Mutex
+	handles map[string]*agentadaptor.RunHandle
+}
+
+func newFixture(t *testing.T, opts ...sse.Option) *fixture {
+	t.Helper()
+	f := &fixture{adapter: &shAdapter{pidDir: t.TempDir()}, handles: map[string]*agentadaptor.RunHandle{}}
+	return f.start(t, opts...)
+}
+
+func (f *fixture) start(t *testing.T, opts ...sse.Option) *fixture {
+	t.Helper()
+	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(f.adapter), agentadaptor.WithRunDefaults(
+		agentadaptor.WithTempRoot(t.TempDir()), agentadaptor.WithWorkDir(t.TempDir()),
+		agentadaptor.WithStreamLinger(200*time.Millisecond), agentadaptor.WithCancelGrace(5*time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.sdk = sdk
+	opts = append([]sse.Option{sse.WithOnRunStart(func(id string, h *agentadaptor.RunHandle) {
+		f.mu.Lock()
+		f.handles[id] = h
+		f.mu.Unlock()
+	})}, opts...)
+	f.handler = sse.NewHandler(sdk, opts...)
+	mux := http.NewServeMux()
+	mux.Handle("/agui", f.handler)
+	mux.Handle("POST /agui/runs/{runId}/cancel", f.handler.CancelHandler())
+	mux.Handle("OPTIONS /agui/runs/{runId}/cancel", f.handler.CancelHandler())
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fixture) url() string { return f.srv.URL + "/agui" }
+
+// handle waits until the run with the AG-UI runId has started.
+func (f *fixture) handle(t *testing.T, runID string) *agentadaptor.RunHandle {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		f.mu.Lock()
+		h := f.handles[runID]
+		f.mu.Unlock()
+		if h != nil {
+			return h
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("run %q never started", runID)
+	return nil
+}
+
+// waitEnded waits (generously) for the run to end and returns its result.
+func waitEnded(t *testing.T, h *agentadaptor.RunHandle) *agentadaptor.RunResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := h.Wait(ctx)
+	if err != nil {
+		t.Fatalf("run %s did not end: %v", h.RunID(), err)
+	}
+	return res
+}
+
+// processGone reports whether no process with pid exists (it was reaped).
+func processGone(pid int) bool {
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// input is a RunAgentInput body with one user message.
+func input(threadID, runID, text string) string {
+	b, _ := json.Marshal(map[string]any{
+		"threadId": threadID, "runId": runID, "state": map[string]any{}, "tools": []any{}, "context": []any{},
+		"forwardedProps": map[string]any{},
+		"messages":       []any{map[string]any{"id": "u1", "role": "user", "content": text}},
+	})
+	return string(b)
+}
+
+func post(t *testing.T, url, body string, hdr ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// runStream posts a run and returns the SSE body and its verified frames.
+func runStream(t *testing.T, f *fixture, threadID, runID, prompt string) ([]byte, []aguiverify.Frame) {
+	t.Helper()
+	resp := post(t, f.url(), input(threadID, runID, prompt))
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames, err := aguiverify.Frames(strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := aguiverify.Verify(frames); err != nil {
+		t.Fatalf("stream does not verify: %v\n%s", err, body)
+	}
+	return body, frames
+}
+
+// frameTypes returns each frame's event type.
+func frameTypes(t *testing.T, frames []aguiverify.Frame) []string {
+	t.Helper()
+	out := make([]string, len(frames))
+	for i, fr := range frames {
+		out[i] = decode(t, fr)["type"].(string)
+	}
+	return out
+}
+
+func decode(t *testing.T, fr aguiverify.Frame) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(fr.Data, &m); err != nil {
+		t.Fatalf("frame %s: %v", fr.ID, err)
+	}
+	return m
+}
+
+// leakCheck verifies, after every other cleanup of the test (servers
+// closed), that no goroutine is left behind.
+func leakCheck(t *testing.T) {
+	t.Helper()
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+}

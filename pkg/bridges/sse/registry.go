@@ -1,0 +1,174 @@
+package sse
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/seed0634/agentadaptor"
+)
+
+// ErrRunNotFound is returned by [Registry.Cancel] for a runId with no active
+// run (never started, or already ended).
+var ErrRunNotFound = errors.New("sse: no active run with that runId")
+
+// ErrRunIDInUse is reported when a client sends the runId of a run that is
+// still active.
+var ErrRunIDInUse = errors.New("sse: a run with that runId is already active")
+
+// Registry tracks a handler's active runs by AG-UI runId (the runId of the
+// stream's RUN_STARTED: the client's runId when it sent one, else the SDK's
+// RunID), so the host can cancel them from another request. A run is removed
+// when it ends. Share one Registry between handlers with [WithRegistry].
+// It is safe for concurrent use.
+type Registry struct {
+	mu   sync.Mutex
+	runs map[string]*agentadaptor.RunHandle // nil value: reserved, not started yet
+}
+
+// NewRegistry returns an empty Registry.
+func NewRegistry() *Registry { return &Registry{runs: map[string]*agentadaptor.RunHandle{}} }
+
+// Lookup returns the active run with the given AG-UI runId.
+func (r *Registry) Lookup(runID string) (*agentadaptor.RunHandle, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := r.runs[runID]
+	return h, h != nil
+}
+
+// Len returns the number of active (or reserved) runs.
+func (r *Registry) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.runs)
+}
+
+// Cancel cancels the run with the given runId and waits until it has ended
+// or ctx ends (see [agentadaptor.RunHandle.Cancel]). It returns
+// [ErrRunNotFound] when no such run is active.
+func (r *Registry) Cancel(ctx context.Context, runID string) error {
+	h, ok := r.Lookup(runID)
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrRunNotFound, runID)
+	}
+	return h.Cancel(ctx)
+}
+
+// reserve claims runID before the run starts.
+func (r *Registry) reserve(runID string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, taken := r.runs[runID]; taken {
+		return fmt.Errorf("%w: %q", ErrRunIDInUse, runID)
+	}
+	r.runs[runID] = nil
+	return nil
+}
+
+// release drops a reservation whose run did not start.
+func (r *Registry) release(runID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.runs[runID] == nil {
+		delete(r.runs, runID)
+	}
+}
+
+// attach records the started run under runID (reserving it if needed) and
+// starts a watcher goroutine, owned by the registry, that removes the entry
+// when the run ends; the goroutine lives exactly as long as the run.
+func (r *Registry) attach(runID string, h *agentadaptor.RunHandle) {
+	r.mu.Lock()
+	r.runs[runID] = h
+	r.mu.Unlock()
+	go func() {
+		<-h.Done()
+		r.mu.Lock()
+		if r.runs[runID] == h {
+			delete(r.runs, runID)
+		}
+		r.mu.Unlock()
+	}()
+}
+
+// CancelHandler returns an http.Handler for POST /agui/runs/{runId}/cancel:
+// it reads the runId path wildcard (register it with a "{runId}" pattern),
+// cancels the run and answers 200 {"runId":..., "cancelled":true} once the
+// run has ended, 404 when no such run is active, 405 for other methods. Errors
+// are JSON {"error":{"code","message"}}. It sets no CORS headers: use
+// [Handler.CancelHandler] for the handler's CORS policy.
+func (r *Registry) CancelHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use POST to cancel a run")
+			return
+		}
+		id := req.PathValue("runId")
+		if id == "" {
+			writeError(w, http.StatusBadRequest, "missing_run_id", "no runId in the path: route this handler with a pattern such as \"POST /agui/runs/{runId}/cancel\"")
+			return
+		}
+		if err := r.Cancel(req.Context(), id); err != nil {
+			if errors.Is(err, ErrRunNotFound) {
+				writeError(w, http.StatusNotFound, "run_not_found", fmt.Sprintf("no active run %q (it may have ended already)", id))
+				return
+			}
+			writeError(w, http.StatusServiceUnavailable, "cancel_incomplete", "the run was signalled but had not ended when the request ended: "+err.Error())
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"runId": id, "cancelled": true})
+	})
+}
+
+// errorBody is the JSON shape of every error response.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(errorBody{Error: errorDetail{Code: code, Message: msg}})
+}
+
+// requestError is a client error detected before the stream starts.
+type requestError struct {
+	status int // 0 means 400
+	code   string
+	msg    string
+}
+
+func (e *requestError) Error() string { return e.code + ": " + e.msg }
+
+// CancelAll cancels every active run and waits until they have ended or ctx
+// ends. Hosts call it on shutdown before closing their HTTP server, so that
+// every run's stream writes its terminal event.
+func (r *Registry) CancelAll(ctx context.Context) error {
+	r.mu.Lock()
+	handles := make([]*agentadaptor.RunHandle, 0, len(r.runs))
+	for _, h := range r.runs {
+		if h != nil {
+			handles = append(handles, h)
+		}
+	}
+	r.mu.Unlock()
+	var errs []error
+	for _, h := range handles {
+		if err := h.Cancel(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("run %s: %w", h.RunID(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
