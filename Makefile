@@ -1,0 +1,26 @@
+# Agent Adaptor. `make test` is the whole test suite (what CI runs).
+GO ?= go
+STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $(shell $(GO) env GOPATH)/bin/staticcheck)
+
+.PHONY: all deps lint test gotest serve build
+
+all: test
+
+deps:
+	./scripts/deps.sh
+
+build:
+	$(GO) build -o bin/agentadaptor ./cmd/agentadaptor
+
+serve:
+	$(GO) run ./cmd/agentadaptor serve
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+gotest:
+	$(GO) test -race -timeout 20m ./...
+
+test: deps lint gotest

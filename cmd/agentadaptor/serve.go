@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/internal/hostconfig"
+)
+
+func init() {
+	register("serve", "run the host: AG-UI/SSE chat endpoint, web UI, delegation (default: embedded demo)", serveCmd)
+}
+
+func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("serve", "serve [--config host.yaml] [--addr 127.0.0.1:8080]")
+	configPath := fs.String("config", "", "host configuration file (YAML); none runs the embedded demo")
+	addr := fs.String("addr", "", "listen address (default: the config's addr, else "+host.DefaultAddr+")")
+	if code, done := parseFlags(fs, args, stdout, stderr); done {
+		return code
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "agentadaptor serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	var cfg *hostconfig.Config
+	if *configPath != "" {
+		var err error
+		if cfg, err = hostconfig.Load(*configPath); err != nil {
+			fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
+			return 2
+		}
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	h, err := host.New(cfg, host.Options{Logger: logger, AdapterFactory: parentAdapter})
+	if err != nil {
+		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
+		return 2
+	}
+	listenAddr := h.Addr()
+	if *addr != "" {
+		listenAddr = *addr
+	}
+	ln, err := net.Listen("tcp", listenAddr)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
+		return 1
+	}
+	srv := &http.Server{Handler: h.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "agentadaptor serve: listening on http://%s\n", ln.Addr())
+	err = h.Serve(ctx, srv, func() error { return srv.Serve(ln) })
+	if err != nil && err != http.ErrServerClosed {
+		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stderr, "agentadaptor serve: stopped")
+	return 0
+}

@@ -1,0 +1,6 @@
+// Package hostconfig reads the host configuration file of `agentadaptor
+// serve` (DESIGN §3): the listen address, the parent adapter and the remote
+// agent registry. Decoding is strict: an unknown field is an error naming the
+// field and its line. It validates shapes only; the delegation package owns
+// the registry's meaning.
+package hostconfig

@@ -1,0 +1,202 @@
+package hostconfig
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the host configuration file.
+type Config struct {
+	// Addr is the listen address (default 127.0.0.1:8080; --addr wins).
+	Addr string `yaml:"addr"`
+	// Parent selects the local agent that drives the chat.
+	Parent Parent `yaml:"parent"`
+	// Agents is the registry of remote agents; the model sees only keys.
+	Agents []Agent `yaml:"agents"`
+	// AllowedOrigins lists browser origins allowed to call the host (CORS).
+	AllowedOrigins []string `yaml:"allowed_origins"`
+}
+
+// Parent configures the parent adapter.
+type Parent struct {
+	// Adapter is claude, codex, cursor or scripted (default scripted).
+	Adapter string `yaml:"adapter"`
+	// Model is passed to the CLI; empty means the CLI's default.
+	Model string `yaml:"model"`
+	// Scenario is a scenario file for the scripted adapter only.
+	Scenario string `yaml:"scenario"`
+	// Binary overrides the CLI executable (claude, codex, cursor-agent).
+	Binary string `yaml:"binary"`
+	// WorkDir is the parent's working directory (default: the host's).
+	WorkDir string `yaml:"work_dir"`
+	// Timeout bounds one parent run (Go duration, e.g. 10m; 0 = none).
+	Timeout Duration `yaml:"timeout"`
+}
+
+// Agent is one registry entry.
+type Agent struct {
+	Key          string `yaml:"key"`
+	DisplayName  string `yaml:"display_name"`
+	Description  string `yaml:"description"`
+	Protocol     string `yaml:"protocol"` // a2a | agui
+	AgentCardURL string `yaml:"agent_card_url"`
+	EndpointURL  string `yaml:"endpoint_url"`
+	// AuthRef refers to a credential held by the host (env:NAME or
+	// file:/path); the secret itself never appears in the file.
+	AuthRef string `yaml:"auth_ref"`
+	// Tenant is sent with every A2A request to this agent.
+	Tenant string `yaml:"tenant"`
+	// Shortcut names an optional dedicated tool (delegate_to_<name>).
+	Shortcut string `yaml:"shortcut"`
+	// FetchCard is "startup" (fetch and fingerprint before the tool is
+	// exposed) or "first_call" (default).
+	FetchCard string `yaml:"fetch_card"`
+	Policy    Policy `yaml:"policy"`
+}
+
+// Policy is an agent's delegation policy (SPEC §12).
+type Policy struct {
+	AllowedTenants       []string `yaml:"allowed_tenants"`
+	MaxTimeout           Duration `yaml:"max_timeout"`
+	MaxArtifactBytes     int64    `yaml:"max_artifact_bytes"`
+	MaxConcurrentPerRun  int      `yaml:"max_concurrent_per_run"`
+	MaxConcurrentGlobal  int      `yaml:"max_concurrent_global"`
+	AllowInputRequired   *bool    `yaml:"allow_input_required"`
+	AllowRemoteArtifacts *bool    `yaml:"allow_remote_artifacts"`
+	RequireStreaming     bool     `yaml:"require_streaming"`
+	// Context is ephemeral (default), sticky_per_parent_thread_agent or
+	// sticky_per_run_agent (SPEC §14).
+	Context    string `yaml:"context"`
+	AuditLevel string `yaml:"audit_level"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("180s").
+type Duration time.Duration
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || v < 0 {
+		return fmt.Errorf("line %d: %q is not a duration such as 180s or 10m", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Error reports an invalid configuration; Field names the offending field.
+type Error struct {
+	File   string
+	Field  string
+	Reason string
+}
+
+func (e *Error) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("config %s: %s", e.File, e.Reason)
+	}
+	return fmt.Sprintf("config %s: %s: %s", e.File, e.Field, e.Reason)
+}
+
+// Load reads and validates a config file.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Reason: err.Error()}
+	}
+	return Parse(path, data)
+}
+
+var (
+	unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type (\S+)`)
+	keyPattern   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	toolPattern  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,63}$`)
+)
+
+// Parse decodes and validates config data; name is used in errors.
+func Parse(name string, data []byte) (*Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		msg := err.Error()
+		if m := unknownField.FindStringSubmatch(msg); m != nil {
+			return nil, &Error{File: name, Field: m[2], Reason: fmt.Sprintf("unknown field at line %s (in %s)", m[1], strings.TrimPrefix(m[3], "hostconfig."))}
+		}
+		return nil, &Error{File: name, Reason: strings.TrimPrefix(msg, "yaml: ")}
+	}
+	if err := c.Validate(); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.File = name
+		}
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Validate checks the configuration and fills defaults.
+func (c *Config) Validate() error {
+	switch c.Parent.Adapter {
+	case "":
+		c.Parent.Adapter = "scripted"
+	case "claude", "codex", "cursor", "scripted":
+	default:
+		return &Error{Field: "parent.adapter", Reason: fmt.Sprintf("%q is not claude, codex, cursor or scripted", c.Parent.Adapter)}
+	}
+	if c.Parent.Scenario != "" && c.Parent.Adapter != "scripted" {
+		return &Error{Field: "parent.scenario", Reason: "only the scripted adapter takes a scenario"}
+	}
+	seen := map[string]bool{}
+	for i := range c.Agents {
+		a := &c.Agents[i]
+		f := func(name string) string { return fmt.Sprintf("agents[%d].%s", i, name) }
+		if !keyPattern.MatchString(a.Key) {
+			return &Error{Field: f("key"), Reason: fmt.Sprintf("%q must be 1-64 lower-case letters, digits, '-' or '_'", a.Key)}
+		}
+		if seen[a.Key] {
+			return &Error{Field: f("key"), Reason: fmt.Sprintf("duplicate key %q", a.Key)}
+		}
+		seen[a.Key] = true
+		switch a.Protocol {
+		case "":
+			a.Protocol = "a2a"
+		case "a2a", "agui":
+		default:
+			return &Error{Field: f("protocol"), Reason: fmt.Sprintf("%q is not a2a or agui", a.Protocol)}
+		}
+		if a.Protocol == "a2a" && a.AgentCardURL == "" && a.EndpointURL == "" {
+			return &Error{Field: f("agent_card_url"), Reason: "an a2a agent needs agent_card_url (or endpoint_url)"}
+		}
+		if a.Protocol == "agui" && a.EndpointURL == "" {
+			return &Error{Field: f("endpoint_url"), Reason: "an agui agent needs endpoint_url"}
+		}
+		if a.AuthRef != "" && !strings.HasPrefix(a.AuthRef, "env:") && !strings.HasPrefix(a.AuthRef, "file:") {
+			return &Error{Field: f("auth_ref"), Reason: "must be env:NAME or file:/path (never the secret itself)"}
+		}
+		if a.Shortcut != "" && !toolPattern.MatchString(a.Shortcut) {
+			return &Error{Field: f("shortcut"), Reason: fmt.Sprintf("%q is not a valid tool name", a.Shortcut)}
+		}
+		switch a.FetchCard {
+		case "", "first_call", "startup":
+		default:
+			return &Error{Field: f("fetch_card"), Reason: fmt.Sprintf("%q is not startup or first_call", a.FetchCard)}
+		}
+		switch a.Policy.Context {
+		case "", "ephemeral", "sticky_per_parent_thread_agent", "sticky_per_run_agent":
+		default:
+			return &Error{Field: f("policy.context"), Reason: fmt.Sprintf("%q is not ephemeral, sticky_per_parent_thread_agent or sticky_per_run_agent", a.Policy.Context)}
+		}
+		if a.Policy.MaxArtifactBytes < 0 || a.Policy.MaxConcurrentPerRun < 0 || a.Policy.MaxConcurrentGlobal < 0 {
+			return &Error{Field: f("policy"), Reason: "limits must not be negative"}
+		}
+	}
+	return nil
+}

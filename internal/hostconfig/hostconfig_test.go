@@ -1,0 +1,64 @@
+package hostconfig
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	good := `
+addr: 127.0.0.1:9090
+parent: {adapter: claude, model: sonnet}
+agents:
+  - key: research
+    display_name: Research Agent
+    protocol: a2a
+    agent_card_url: http://127.0.0.1:9001/.well-known/agent-card.json
+    auth_ref: env:RESEARCH_TOKEN
+    shortcut: delegate_to_research_agent
+    policy: {max_timeout: 180s, max_artifact_bytes: 1048576, allow_input_required: true,
+             require_streaming: false, context: ephemeral, max_concurrent_per_run: 4,
+             max_concurrent_global: 64}
+`
+	c, err := Parse("host.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:9090" || c.Parent.Adapter != "claude" || len(c.Agents) != 1 {
+		t.Fatalf("%+v", c)
+	}
+	if p := c.Agents[0].Policy; time.Duration(p.MaxTimeout) != 180*time.Second || !*p.AllowInputRequired || p.MaxConcurrentGlobal != 64 {
+		t.Fatalf("policy %+v", p)
+	}
+	empty, err := Parse("empty.yaml", nil)
+	if err != nil || empty.Parent.Adapter != "scripted" {
+		t.Fatalf("empty config: %+v %v", empty, err)
+	}
+
+	bad := []struct{ name, doc, field string }{
+		{"unknown top", "adress: x\n", "adress"},
+		{"unknown nested", "parent: {adapter: claude, modle: x}\n", "modle"},
+		{"unknown agent field", "agents: [{key: a, agent_card_url: http://x, endpoint: y}]\n", "endpoint"},
+		{"bad adapter", "parent: {adapter: gpt}\n", "parent.adapter"},
+		{"scenario on claude", "parent: {adapter: claude, scenario: x.yaml}\n", "parent.scenario"},
+		{"dup key", "agents: [{key: a, agent_card_url: http://x}, {key: a, agent_card_url: http://y}]\n", "agents[1].key"},
+		{"bad key", "agents: [{key: 'A B', agent_card_url: http://x}]\n", "agents[0].key"},
+		{"no card", "agents: [{key: a}]\n", "agents[0].agent_card_url"},
+		{"agui no endpoint", "agents: [{key: a, protocol: agui}]\n", "agents[0].endpoint_url"},
+		{"inline secret", "agents: [{key: a, agent_card_url: http://x, auth_ref: sk-123}]\n", "agents[0].auth_ref"},
+		{"bad context", "agents: [{key: a, agent_card_url: http://x, policy: {context: forever}}]\n", "agents[0].policy.context"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("host.yaml", []byte(tt.doc))
+			var e *Error
+			if !errors.As(err, &e) || e.Field != tt.field {
+				t.Fatalf("err = %v, want field %s", err, tt.field)
+			}
+		})
+	}
+	if _, err := Parse("host.yaml", []byte("agents: [{key: a, agent_card_url: http://x, policy: {max_timeout: soon}}]\n")); err == nil {
+		t.Fatal("bad duration accepted")
+	}
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs everything the test suite needs, idempotently: Go modules, the
+# pinned npm packages (AG-UI schemas and client, @a2a-js/sdk, the real claude
+# and codex CLIs) and staticcheck. Safe to run again: it only does work when
+# something is missing or the lock file changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "deps: go modules"
+go mod download
+
+stamp=node_modules/.agentadaptor-lock.sha256
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "deps: npm ci"
+  npm ci --no-audit --no-fund
+  echo "$want" > "$stamp"
+fi
+
+# npm 11 does not run install scripts it has not been told to trust, so the
+# real Claude Code binary is put in place explicitly.
+if ! node_modules/.bin/claude --version >/dev/null 2>&1; then
+  echo "deps: installing the claude native binary"
+  node node_modules/@anthropic-ai/claude-code/install.cjs
+fi
+
+if ! command -v staticcheck >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/staticcheck" ]; then
+  echo "deps: staticcheck"
+  go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+fi
+echo "deps: ok"
