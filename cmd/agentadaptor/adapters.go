@@ -8,6 +8,9 @@ import (
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/pkg/adapters/claude"
+	"github.com/seed0634/agentadaptor/pkg/adapters/codex"
+	"github.com/seed0634/agentadaptor/pkg/adapters/cursor"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 )
 
@@ -20,6 +23,15 @@ type adapterSpec struct {
 
 // adapterFactories builds each adapter the binary offers.
 var adapterFactories = map[string]func(adapterSpec) (agentadaptor.Adapter, error){
+	"claude": func(s adapterSpec) (agentadaptor.Adapter, error) {
+		return claude.New(claude.Config{Binary: s.Binary})
+	},
+	"codex": func(s adapterSpec) (agentadaptor.Adapter, error) {
+		return codex.New(codex.Config{Binary: s.Binary})
+	},
+	"cursor": func(s adapterSpec) (agentadaptor.Adapter, error) {
+		return cursor.New(cursor.Config{Binary: s.Binary})
+	},
 	"scripted": func(s adapterSpec) (agentadaptor.Adapter, error) {
 		return scripted.New(scripted.Config{Scenario: s.Scenario, StateDir: filepath.Join(os.TempDir(), "agentadaptor-scripted")})
 	},

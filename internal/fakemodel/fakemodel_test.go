@@ -1,0 +1,164 @@
+package fakemodel
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	agentadaptor "github.com/seed0634/agentadaptor"
+)
+
+func post(t *testing.T, url, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestAnthropic(t *testing.T) {
+	a := NewAnthropic(
+		Turn{Text: "calling", Tool: &ToolCall{Server: "a2a-delegation", Tool: "delegate_to_agent", Args: map[string]any{"task": "x"}, ID: "toolu_1"}},
+		Turn{Text: "got {{result}}"},
+		Turn{Status: 500},
+	)
+	defer a.Close()
+	tests := []struct {
+		name, body string
+		status     int
+		contains   []string
+	}{
+		{"tool call", `{"stream":true,"messages":[{"role":"user","content":"hi"}]}`, 200,
+			[]string{"event: message_start", `"name":"mcp__a2a-delegation__delegate_to_agent"`, `"id":"toolu_1"`, `"stop_reason":"tool_use"`, "input_json_delta", "message_stop"}},
+		{"templated result", `{"stream":true,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"DONE"}]}]}]}`, 200,
+			[]string{`"text":"got"`, `"text":" DO"`}},
+		{"http 500", `{"stream":true,"messages":[]}`, 500, []string{"api_error"}},
+		{"fallback non-streaming", `{"messages":[]}`, 200, []string{`"text":"ok"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st, body := post(t, a.URL+"/v1/messages?beta=true", tc.body)
+			if st != tc.status {
+				t.Fatalf("status %d: %s", st, body)
+			}
+			for _, c := range tc.contains {
+				if !strings.Contains(body, c) {
+					t.Errorf("body lacks %q:\n%s", c, body)
+				}
+			}
+		})
+	}
+	req, _ := http.NewRequest(http.MethodHead, a.URL+"/", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Errorf("HEAD /: %v %v", resp, err)
+	}
+	if n := len(ModelRequests(a.Requests())); n != 4 {
+		t.Errorf("logged %d model requests, want 4", n)
+	}
+	if got := ToolResults(a.Requests()[1])["toolu_1"]; got != "DONE" {
+		t.Errorf("ToolResults = %q", got)
+	}
+}
+
+func TestOpenAI(t *testing.T) {
+	o := NewOpenAI(
+		Turn{Tool: &ToolCall{Server: "a2a-delegation", Tool: "echo", ID: "call_1"}},
+		Turn{Text: "said {{result}}", Thinking: "hmm"},
+	)
+	defer o.Close()
+	_, body := post(t, o.URL+"/v1/responses", `{"input":[]}`)
+	for _, c := range []string{`"type":"function_call"`, `"namespace":"mcp__a2a_delegation"`, `"call_id":"call_1"`, "response.completed"} {
+		if !strings.Contains(body, c) {
+			t.Errorf("body lacks %q:\n%s", c, body)
+		}
+	}
+	in := `{"input":[{"type":"function_call_output","call_id":"call_1","output":[{"type":"input_text","text":"Wall time: 0.0047 seconds\nOutput:"},{"type":"input_text","text":"pong"}]}]}`
+	_, body = post(t, o.URL+"/v1/responses", in)
+	if !strings.Contains(body, `"text":"said pong"`) || !strings.Contains(body, `"type":"reasoning"`) {
+		t.Errorf("templated reply:\n%s", body)
+	}
+	if got := FunctionCallOutputs(o.Requests()[1])["call_1"]; got != "pong" {
+		t.Errorf("FunctionCallOutputs = %q", got)
+	}
+	cfg := strings.Join(o.CodexConfig("KEY", "/tmp/c.json"), "\n")
+	if !strings.Contains(cfg, `base_url="`+o.URL+`/v1"`) || !strings.Contains(cfg, `env_key="KEY"`) {
+		t.Errorf("codex config %s", cfg)
+	}
+}
+
+func TestSlowStreamStopsOnDisconnect(t *testing.T) {
+	a := NewAnthropic(Turn{Text: "a b c d", Chunks: 4, Delay: time.Hour})
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, a.URL+"/v1/messages", strings.NewReader(`{"stream":true}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err == nil {
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	if err == nil {
+		t.Fatal("the slow stream ended on its own")
+	}
+	a.Close() // returns only once the handler has stopped
+}
+
+func TestStripWallTime(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                                "plain",
+		"Wall time: 0.1 seconds\nOutput:":      "",
+		"Wall time: 0.1 seconds\nOutput:\nabc": "abc",
+	} {
+		if got := stripWallTime(in); got != want {
+			t.Errorf("stripWallTime(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCatalog(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.json")
+	if err := WriteCodexModelCatalog(p); err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Models []map[string]any `json:"models"`
+	}
+	b, _ := os.ReadFile(p)
+	if err := json.Unmarshal(b, &c); err != nil || len(c.Models) != 1 || c.Models[0]["slug"] != FakeCodexModel || c.Models[0]["supports_search_tool"] != false {
+		t.Errorf("catalog %s (%v)", b, err)
+	}
+}
+
+func TestMCPServiceRevokesTokens(t *testing.T) {
+	s := NewMCPService("k")
+	defer s.Close()
+	ctx := context.Background()
+	svc, err := s.Ensure(ctx, agentadaptor.RuntimeServiceRequest{RunID: "run-1", RunToken: "tok-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := svc.Ref()
+	spec, ok, err := agentadaptor.MCPServerFromRef(ref)
+	if err != nil || !ok || spec.Key != "k" || spec.BearerTokenEnvVar != agentadaptor.EnvRunToken || !spec.Required {
+		t.Errorf("ref %+v -> %+v %v %v", ref, spec, ok, err)
+	}
+	if st, _ := s.ProbeStatus(ctx, "tok-1"); st != http.StatusOK {
+		t.Errorf("live token: %d", st)
+	}
+	if st, _ := s.ProbeStatus(ctx, "wrong"); st != http.StatusUnauthorized {
+		t.Errorf("wrong token: %d", st)
+	}
+	_ = svc.Release(ctx)
+	if st, _ := s.ProbeStatus(ctx, "tok-1"); st != http.StatusUnauthorized {
+		t.Errorf("revoked token: %d", st)
+	}
+}
