@@ -1,0 +1,76 @@
+// Package a2a exposes any local adapter run as an A2A (Agent2Agent, protocol
+// 1.0) server, on the official SDK github.com/a2aproject/a2a-go/v2. Importers
+// alias it a2abridge.
+//
+// It owns the server side of A2A for the host: an a2asrv.AgentExecutor over
+// an *agentadaptor.SDK ([Executor]), the mapping from StreamPayload to A2A
+// task events, the exposure policy ([Exposure]), the Agent Card ([BuildCard])
+// and one http.Handler serving the card, JSON-RPC and HTTP+JSON ([Server]).
+// It must not import pkg/hosttools or concrete adapters (tests use the
+// scripted adapter); it knows adapters only through the SDK.
+//
+//	b, _ := a2abridge.NewServer(a2abridge.Config{SDK: sdk, Adapter: "codex"})
+//	http.ListenAndServe("127.0.0.1:9001", b.Handler())
+//	// card: /.well-known/agent-card.json, JSON-RPC: /a2a/jsonrpc, HTTP+JSON: /a2a/rest
+//
+// # Task lifecycle
+//
+// Every message of a task (the first one, and each follow-up to an
+// input-required task) is one turn: one run started with the message's text
+// parts as the prompt (data parts as JSON), WithStreaming and
+// WithSessionKey(contextID), so every turn of one A2A context continues the
+// same CLI session, across tasks too. Turns of one context run one at a time.
+//
+//   - submitted (a new task's first event), then working when the run starts;
+//   - text: each assistant message becomes one artifact named
+//     [ArtifactAssistantOutput] with its own artifact id, streamed as chunks
+//     (first append=false, later append=true, the last lastChunk=true; one
+//     delta is held back so that the last chunk is never empty). Text lost to
+//     backpressure is recovered from the message's final text when possible;
+//   - an "agent.artifact" payload {name, mime_type, text} becomes one artifact
+//     (a text part with that media type, lastChunk=true);
+//   - at the end of the turn an [ArtifactAgentAdaptorResult] artifact (id
+//     "agent-adaptor-result", replaced by each later turn of the task) holds a
+//     DataPart [Result]: summary (the run's Output), status, usage,
+//     session_id, the artifacts the turn published [{id,name,mime_type}],
+//     run_id, adapter and, for failed or cancelled turns, error{code,message};
+//   - then the final status: completed; input-required when the run completed
+//     after an "agent.input_required" payload (the question is the status
+//     message; a follow-up message on the task starts the next turn, which the
+//     CLI resumes in the same session); failed (the failure is the status
+//     message); canceled.
+//
+// A2A CancelTask on a running turn cancels its run (RunHandle.Cancel: SIGINT,
+// then SIGKILL after the grace period); the turn publishes the result
+// artifact and the canceled status, and CancelTask returns once the child has
+// exited. Cancelling an input-required task cancels it directly (the server
+// retries, for a few milliseconds, a cancel that a2a-go attached to the
+// execution of the turn that just asked, which would otherwise fail as not
+// cancelable or with a closed queue). A turn that
+// ends before the cancel reaches it keeps its state, and CancelTask reports
+// the task as not cancelable. [Server.Close] cancels every running turn.
+//
+// Reasoning, tool calls and diagnostics are hidden unless [Exposure] enables
+// them; enabled, they become working status-update messages marked with
+// [MetadataKind]. Other custom payloads are never exposed.
+//
+// # Interoperability
+//
+// Tested both ways against @a2a-js/sdk 1.3.0 (tests/node/a2a-*.mjs, run by
+// this package's tests; skipped locally without node_modules, failing under
+// CI=true): its client drives this server (card, streaming, get, cancel), and
+// pkg/clients/a2a drives an @a2a-js/sdk server on its 1.0 wire and on its
+// v0.3 compatibility wire (streaming, artifacts, cancel, get, input-required).
+// Known gaps, all outside this package:
+//
+//   - On the v0.3 wire text parts lose their media type.
+//   - @a2a-js/sdk answers a streaming request it rejects before the first
+//     event (e.g. a message to a finished task) with a plain JSON-RPC error
+//     body, not an SSE stream; a2a-go's streaming client reads only SSE data
+//     lines, so the error text is lost and the call fails as an interrupted
+//     stream instead.
+//   - An @a2a-js/sdk agent must publish a Task first in every execution; if it
+//     republishes a follow-up's task snapshot still in input-required, an A2A
+//     client that stops at the first interrupted state (pkg/clients/a2a's
+//     Stream does) ends the follow-up stream before the answer is processed.
+package a2a

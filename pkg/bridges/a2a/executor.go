@@ -1,0 +1,255 @@
+package a2a
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"log/slog"
+	"sync"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	agentadaptor "github.com/seed0634/agentadaptor"
+)
+
+// ExecutorConfig configures an [Executor].
+type ExecutorConfig struct {
+	// SDK runs the turns. Required.
+	SDK *agentadaptor.SDK
+	// Adapter names the SDK adapter that runs every turn ("" means the SDK's
+	// default adapter).
+	Adapter string
+	// RunOptions are added to every run (model, work dir, MCP servers,
+	// timeout, ...). The bridge itself adds WithAdapterName, WithStreaming
+	// and WithSessionKey(contextID); a session key given here is overridden.
+	RunOptions []agentadaptor.RunOption
+	// Exposure says which local detail remote callers see (default: none).
+	Exposure Exposure
+	// Logger receives the bridge's own log lines (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Executor is an a2asrv.AgentExecutor that performs every A2A task turn as
+// one run of a local adapter. See the package documentation for the task
+// lifecycle. It is safe for concurrent use.
+type Executor struct {
+	cfg ExecutorConfig
+	log *slog.Logger
+
+	base context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+
+	mu       sync.Mutex
+	closed   bool
+	active   map[a2a.TaskID]*agentadaptor.RunHandle
+	contexts map[string]chan struct{}
+}
+
+var _ a2asrv.AgentExecutor = (*Executor)(nil)
+
+// ErrClosed is reported for tasks that arrive after Close.
+var ErrClosed = errors.New("a2a bridge: closed")
+
+// NewExecutor returns an Executor. It fails when cfg.SDK is nil or
+// cfg.Adapter is not registered with it.
+func NewExecutor(cfg ExecutorConfig) (*Executor, error) {
+	if cfg.SDK == nil {
+		return nil, &agentadaptor.ConfigError{Field: "a2a bridge SDK", Reason: "required"}
+	}
+	if cfg.Adapter != "" {
+		found := false
+		for _, n := range cfg.SDK.AdapterNames() {
+			found = found || n == cfg.Adapter
+		}
+		if !found {
+			return nil, &agentadaptor.ConfigError{Field: "a2a bridge Adapter", Reason: "adapter " + cfg.Adapter + " is not registered with the SDK"}
+		}
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	base, stop := context.WithCancel(context.Background())
+	return &Executor{
+		cfg: cfg, log: log, base: base, stop: stop,
+		active: map[a2a.TaskID]*agentadaptor.RunHandle{}, contexts: map[string]chan struct{}{},
+	}, nil
+}
+
+// Execute implements a2asrv.AgentExecutor: it runs one turn of the task.
+func (e *Executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		e.mu.Lock()
+		if e.closed {
+			e.mu.Unlock()
+			yield(nil, ErrClosed)
+			return
+		}
+		e.wg.Add(1)
+		e.mu.Unlock()
+		defer e.wg.Done()
+		e.execute(ctx, ec, yield)
+	}
+}
+
+func (e *Executor) execute(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
+	info := ec.TaskInfo()
+	m := newMapper(info, e.cfg.Exposure)
+	emit := func(evs ...a2a.Event) bool {
+		for _, ev := range evs {
+			if !yield(ev, nil) {
+				return false
+			}
+		}
+		return true
+	}
+	if ec.StoredTask == nil && !emit(a2a.NewSubmittedTask(ec, ec.Message)) {
+		return
+	}
+	prompt := promptOf(ec.Message)
+	if prompt == "" {
+		emit(m.finish(agentadaptor.StreamPayload{Kind: agentadaptor.KindRunFailed, Failure: &agentadaptor.Failure{
+			Code: agentadaptor.FailureInvalidConfig, Message: "the message has no text, data or URL part to use as the prompt"}}, nil)...)
+		return
+	}
+
+	// One turn at a time per context: turns of a context share a CLI session.
+	release, ok := e.lockContext(ctx, ec.ContextID)
+	if !ok {
+		return
+	}
+	defer release()
+	if !emit(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil)) {
+		return
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(e.base, cancel)()
+	opts := append([]agentadaptor.RunOption{}, e.cfg.RunOptions...)
+	if e.cfg.Adapter != "" {
+		opts = append(opts, agentadaptor.WithAdapterName(e.cfg.Adapter))
+	}
+	opts = append(opts, agentadaptor.WithStreaming(), agentadaptor.WithSessionKey(ec.ContextID))
+	h, err := e.cfg.SDK.Start(runCtx, prompt, opts...)
+	if err != nil {
+		e.log.Warn("a2a bridge: run did not start", "task_id", info.TaskID, "error", err)
+		emit(m.finish(agentadaptor.StreamPayload{Kind: agentadaptor.KindRunFailed, Failure: failureOf(err)}, nil)...)
+		return
+	}
+	e.mu.Lock()
+	e.active[info.TaskID] = h
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.active, info.TaskID)
+		e.mu.Unlock()
+		// Whatever ended this turn, the child is gone and the stream drained
+		// before Execute returns.
+		_ = h.Cancel(context.Background())
+		for range h.StreamEvents() { //nolint:revive // drain
+		}
+	}()
+
+	var terminal agentadaptor.StreamPayload
+	for p := range h.StreamEvents() {
+		if p.Kind.Terminal() {
+			terminal = p
+			continue
+		}
+		if !emit(m.payload(p)...) {
+			return
+		}
+	}
+	res, _ := h.Wait(context.Background())
+	if terminal.Kind == "" && res != nil {
+		terminal = agentadaptor.StreamPayload{Kind: kindOf(res.Status), Failure: res.Failure, SessionID: res.SessionID}
+	}
+	emit(m.finish(terminal, res)...)
+}
+
+// Cancel implements a2asrv.AgentExecutor. A task with a running turn has its
+// run cancelled (the child process is stopped); the turn itself then
+// publishes the result artifact and the canceled status. A task without a
+// running turn (input-required) is canceled directly.
+func (e *Executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		e.mu.Lock()
+		h := e.active[ec.TaskID]
+		e.mu.Unlock()
+		if h != nil {
+			_ = h.Cancel(ctx)
+			return
+		}
+		msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("the task was cancelled"))
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, msg), nil)
+	}
+}
+
+// Close cancels every running turn and waits until their Execute calls have
+// returned (their children stopped) or ctx ends. Tasks arriving later fail.
+func (e *Executor) Close(ctx context.Context) error {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	e.stop()
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// lockContext serializes turns of one A2A context. It returns false when ctx
+// ended first.
+func (e *Executor) lockContext(ctx context.Context, contextID string) (func(), bool) {
+	for {
+		e.mu.Lock()
+		ch, busy := e.contexts[contextID]
+		if !busy {
+			ch = make(chan struct{})
+			e.contexts[contextID] = ch
+			e.mu.Unlock()
+			return func() {
+				e.mu.Lock()
+				delete(e.contexts, contextID)
+				e.mu.Unlock()
+				close(ch)
+			}, true
+		}
+		e.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, false
+		case <-e.base.Done():
+			return nil, false
+		}
+	}
+}
+
+func kindOf(s agentadaptor.RunStatus) agentadaptor.StreamKind {
+	switch s {
+	case agentadaptor.StatusCompleted:
+		return agentadaptor.KindRunFinished
+	case agentadaptor.StatusCancelled:
+		return agentadaptor.KindRunCancelled
+	}
+	return agentadaptor.KindRunFailed
+}
+
+func failureOf(err error) *agentadaptor.Failure {
+	var f *agentadaptor.Failure
+	if errors.As(err, &f) {
+		return f
+	}
+	var ce *agentadaptor.ConfigError
+	if errors.As(err, &ce) {
+		return &agentadaptor.Failure{Code: agentadaptor.FailureInvalidConfig, Message: err.Error(), Err: err}
+	}
+	return &agentadaptor.Failure{Code: agentadaptor.FailureStart, Message: err.Error(), Err: err}
+}
