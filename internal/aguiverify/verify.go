@@ -115,16 +115,24 @@ func (e *Error) Error() string {
 type Option func(*config)
 
 type config struct {
-	noIDs         bool
-	allowUnended  bool
+	noIDs        bool
+	unnumbered   bool
+	allowUnended bool
 }
 
 // WithoutFrameIDs skips the frame-id rule (for streams without ids).
 func WithoutFrameIDs() Option { return func(c *config) { c.noIDs = true } }
 
+// AllowUnnumberedFrames accepts frames without an id: field (SSE allows
+// them; they leave the client's last event id unchanged), as a resumed
+// stream's re-opening preamble has. Ids that are present must still increase.
+func AllowUnnumberedFrames() Option { return func(c *config) { c.unnumbered = true } }
+
 // AllowMissingTerminal accepts a stream that ends without a terminal event,
 // e.g. one captured from a client that disconnected.
 func AllowMissingTerminal() Option { return func(c *config) { c.allowUnended = true } }
+
+var errSkip = errors.New("unnumbered frame")
 
 // Verify applies the rules to frames and returns nil or an *Error listing
 // every violation.
@@ -139,11 +147,13 @@ func Verify(frames []Frame, opts ...Option) error {
 		if !c.noIDs {
 			n, err := strconv.ParseUint(f.ID, 10, 64)
 			switch {
+			case f.ID == "" && c.unnumbered:
+				err = errSkip
 			case f.ID == "":
 				v.add(i, f.ID, "", "frame-id", "the frame has no id: field")
 			case err != nil:
 				v.add(i, f.ID, "", "frame-id", fmt.Sprintf("id %q is not a decimal integer", f.ID))
-			case i > 0 && n <= last:
+			case last > 0 && n <= last:
 				v.add(i, f.ID, "", "frame-id", fmt.Sprintf("id %d does not increase (previous %d)", n, last))
 			}
 			if err == nil {

@@ -65,3 +65,26 @@ func (e *Encoder) WriteComment(text string) error {
 	_, err := io.WriteString(e.w, ": "+text+"\n\n")
 	return err
 }
+
+// WriteFrame writes an already-encoded JSON payload as one frame with the
+// given id, for streams that assign their own cursor (the subagent mux). An
+// id of 0 writes a frame without an id line, which leaves the client's last
+// event id unchanged. data must be a single line of JSON.
+func (e *Encoder) WriteFrame(id uint64, data []byte) error {
+	e.buf.Reset()
+	if id > 0 {
+		e.buf.WriteString("id: ")
+		e.buf.WriteString(strconv.FormatUint(id, 10))
+		e.buf.WriteByte('\n')
+	}
+	e.buf.WriteString("data: ")
+	e.buf.Write(bytes.TrimRight(data, "\n"))
+	e.buf.WriteString("\n\n")
+	if _, err := e.w.Write(e.buf.Bytes()); err != nil {
+		return err
+	}
+	if id > e.id {
+		e.id = id
+	}
+	return nil
+}

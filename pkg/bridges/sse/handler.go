@@ -108,7 +108,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx := r.Context()
-	if h.cfg.detach {
+	if h.cfg.detach || (h.cfg.subagents != nil && h.cfg.protocol == ProtocolAGUI) {
+		// A SubagentBus decides itself what a disconnect does (it may keep
+		// the run for a reconnect).
 		ctx = context.WithoutCancel(ctx)
 	}
 	handle, err := h.sdk.Start(ctx, prompt, opts...)
@@ -125,6 +127,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.cfg.registry.attach(runID, handle)
 	if h.cfg.onRunStart != nil {
 		h.cfg.onRunStart(runID, handle)
+	}
+	if h.cfg.subagents != nil && h.cfg.protocol == ProtocolAGUI {
+		h.cfg.subagents.ServeRun(w, r, handle, in.ThreadID, runID)
+		return
 	}
 	h.stream(w, r, handle, in.ThreadID, runID)
 }

@@ -49,6 +49,7 @@ type ForwardedPropsFunc func(ctx context.Context, props any) ([]agentadaptor.Run
 type SessionKeyFunc func(r *http.Request, threadID string) string
 
 type config struct {
+	subagents      SubagentBus
 	protocol       Protocol
 	origins        map[string]bool
 	maxBytes       int64
@@ -133,6 +134,20 @@ func WithCancelWait(d time.Duration) Option { return func(c *config) { c.cancelW
 // WithLogger sets the logger for problems that cannot reach the client
 // (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// SubagentBus takes over the streaming of a started run, so that the parent's
+// events and its delegations' events reach the client as one ordered stream
+// (implemented by pkg/bridges/subagentstream.Hub). ServeRun owns w until it
+// returns: it writes the SSE headers and frames and decides what a client
+// disconnect does to the run. threadID and runID are the AG-UI ids of the
+// stream.
+type SubagentBus interface {
+	ServeRun(w http.ResponseWriter, r *http.Request, h *agentadaptor.RunHandle, threadID, runID string)
+}
+
+// WithSubagentBus streams every run through m (AG-UI protocol only) instead
+// of the handler's own parent-only stream.
+func WithSubagentBus(m SubagentBus) Option { return func(c *config) { c.subagents = m } }
 
 // WithoutStreaming stops the handler from adding agentadaptor.WithStreaming()
 // to runs (text then arrives as whole messages).

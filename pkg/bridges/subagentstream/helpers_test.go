@@ -1,0 +1,231 @@
+package subagentstream_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/internal/aguiverify"
+	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
+	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+)
+
+// shellParent is a parent adapter whose /bin/sh script prints StreamPayload
+// JSON lines; `wait NAME` lines in a script block until the test releases
+// NAME, so the test controls the interleaving with delegation events.
+type shellParent struct{ dir string }
+
+func (a *shellParent) Name() string { return "shell" }
+
+func (a *shellParent) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (*agentadaptor.Invocation, error) {
+	return &agentadaptor.Invocation{Path: "/bin/sh", Args: []string{"-c", req.Options["script"]}, Parser: jsonParser{}}, nil
+}
+
+type jsonParser struct{}
+
+func (jsonParser) ParseLine(b []byte, emit agentadaptor.Emitter) error {
+	var p agentadaptor.StreamPayload
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	emit(p)
+	return nil
+}
+
+func (jsonParser) Finish(agentadaptor.ExitStatus, agentadaptor.Emitter) agentadaptor.Outcome {
+	return agentadaptor.Outcome{}
+}
+
+// script builds a parent script. Steps are payloads or "wait:NAME".
+func (a *shellParent) script(steps ...any) string {
+	var lines []string
+	for _, s := range steps {
+		switch v := s.(type) {
+		case string:
+			name := strings.TrimPrefix(v, "wait:")
+			lines = append(lines, fmt.Sprintf("while [ ! -e %q ]; do sleep 0.01; done", filepath.Join(a.dir, name)))
+		case agentadaptor.StreamPayload:
+			b, _ := json.Marshal(v)
+			lines = append(lines, "echo '"+string(b)+"'")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (a *shellParent) release(t *testing.T, name string) {
+	if err := os.WriteFile(filepath.Join(a.dir, name), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func startParent(t *testing.T, a *shellParent, script string) *agentadaptor.RunHandle {
+	t.Helper()
+	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := sdk.Start(context.Background(), "x", agentadaptor.WithAdapterOption("script", script), agentadaptor.WithStreaming())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = h.Cancel(ctx)
+	})
+	return h
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// readAll reads a subscriber to the end.
+func readAll(t *testing.T, sub *subagentstream.Subscriber) []*subagentstream.Frame {
+	t.Helper()
+	var out []*subagentstream.Frame
+	for {
+		f, err := sub.Next(ctx(t))
+		if err != nil {
+			return out
+		}
+		out = append(out, f)
+	}
+}
+
+// readUntil reads frames until one satisfies pred.
+func readUntil(t *testing.T, sub *subagentstream.Subscriber, pred func(*subagentstream.Frame) bool) []*subagentstream.Frame {
+	t.Helper()
+	var out []*subagentstream.Frame
+	for {
+		f, err := sub.Next(ctx(t))
+		if err != nil {
+			t.Fatalf("stream ended before the awaited frame: %v (got %s)", err, labels(out))
+		}
+		out = append(out, f)
+		if pred(f) {
+			return out
+		}
+	}
+}
+
+// label is "TYPE" or "CUSTOM(name)" or "TOOL_CALL_START(name)".
+func label(f *subagentstream.Frame) string {
+	var m map[string]any
+	_ = json.Unmarshal(f.Data, &m)
+	switch f.Type {
+	case "CUSTOM":
+		return fmt.Sprintf("CUSTOM(%v)", m["name"])
+	case "TOOL_CALL_START":
+		return fmt.Sprintf("TOOL_CALL_START(%v)", m["toolCallName"])
+	}
+	return string(f.Type)
+}
+
+func labels(fs []*subagentstream.Frame) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, label(f))
+	}
+	return out
+}
+
+func value(f *subagentstream.Frame) map[string]any {
+	var m struct {
+		Value map[string]any `json:"value"`
+	}
+	_ = json.Unmarshal(f.Data, &m)
+	return m.Value
+}
+
+func isType(t string) func(*subagentstream.Frame) bool {
+	return func(f *subagentstream.Frame) bool { return string(f.Type) == t || label(f) == t }
+}
+
+// sseBytes renders frames as an SSE byte stream.
+func sseBytes(fs []*subagentstream.Frame) []byte {
+	var b bytes.Buffer
+	for _, f := range fs {
+		if f.ID > 0 {
+			fmt.Fprintf(&b, "id: %d\n", f.ID)
+		}
+		fmt.Fprintf(&b, "data: %s\n\n", f.Data)
+	}
+	return b.Bytes()
+}
+
+func verify(t *testing.T, fs []*subagentstream.Frame, opts ...aguiverify.Option) {
+	t.Helper()
+	frames, err := aguiverify.Frames(bytes.NewReader(sseBytes(fs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := aguiverify.Verify(frames, append(opts, aguiverify.AllowUnnumberedFrames())...); err != nil {
+		t.Fatalf("stream does not validate: %v\n%s", err, sseBytes(fs))
+	}
+}
+
+// nodeValidate runs the Node AG-UI schema validation (both @ag-ui/core
+// versions plus @ag-ui/client's verifier) over an SSE stream.
+func nodeValidate(t *testing.T, stream []byte) {
+	t.Helper()
+	root, _ := filepath.Abs("../../..")
+	script := filepath.Join(root, "tests/node/validate-agui.mjs")
+	if _, err := os.Stat(filepath.Join(root, "node_modules/@ag-ui/core")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("node_modules missing in CI: run scripts/deps.sh")
+		}
+		t.Skip("node_modules missing: run scripts/deps.sh to validate with @ag-ui/core")
+	}
+	f := filepath.Join(t.TempDir(), "stream.sse")
+	if err := os.WriteFile(f, stream, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", script, f)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("Node AG-UI validation failed: %v\n%s", err, out)
+	}
+}
+
+// pub publishes delegation events of one delegation.
+type pub struct {
+	bus   a2adelegation.EventBus
+	runID string
+	base  a2adelegation.DelegationEvent
+}
+
+func newPub(bus a2adelegation.EventBus, runID, delegationID, parent string) *pub {
+	return &pub{bus: bus, runID: runID, base: a2adelegation.DelegationEvent{
+		RunID: runID, DelegationID: delegationID, ParentToolCallID: parent, AgentKey: "research",
+		AgentName: "Research Agent", Protocol: "a2a", RemoteTaskID: "task-" + delegationID, RemoteContextID: "ctx-1",
+	}}
+}
+
+func (p *pub) send(kind a2adelegation.DelegationEventKind, mod ...func(*a2adelegation.DelegationEvent)) {
+	ev := p.base
+	ev.Kind = kind
+	for _, m := range mod {
+		m(&ev)
+	}
+	p.bus.Publish(ev)
+}
+
+func delta(msg, d string) func(*a2adelegation.DelegationEvent) {
+	return func(e *a2adelegation.DelegationEvent) { e.RemoteMessageID, e.Delta = msg, d }
+}
+
+func msg(id string) func(*a2adelegation.DelegationEvent) {
+	return func(e *a2adelegation.DelegationEvent) { e.RemoteMessageID = id }
+}

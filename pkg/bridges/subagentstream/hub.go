@@ -1,0 +1,341 @@
+package subagentstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
+	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+)
+
+// Defaults of HubOptions.
+const (
+	DefaultReconnectGrace = 30 * time.Second
+	DefaultRetention      = 5 * time.Minute
+	DefaultKeepAlive      = 15 * time.Second
+)
+
+// HubOptions configure a Hub.
+type HubOptions struct {
+	Stream Options
+	// ReconnectGrace is how long a run whose every client disconnected keeps
+	// running, waiting for a reconnect, before it is cancelled.
+	ReconnectGrace time.Duration
+	// Retention is how long an ended run's stream stays available for
+	// reconnects.
+	Retention time.Duration
+	// KeepAlive is the period of SSE keep-alive comments.
+	KeepAlive time.Duration
+	// AllowedOrigins are the browser origins allowed to reconnect (CORS).
+	AllowedOrigins []string
+	Logger         *slog.Logger
+}
+
+// Hub owns the merged streams of a host's runs: it implements
+// sse.SubagentBus for POST /agui and serves GET /agui/runs/{runId}/events.
+// Every stream's merge goroutine is owned by the Hub and stopped by Close.
+type Hub struct {
+	bus  a2adelegation.EventBus
+	opts HubOptions
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	streams map[string]*hubStream
+}
+
+type hubStream struct {
+	*Stream
+	clients int
+	grace   *time.Timer
+}
+
+// NewHub returns a Hub reading delegation events from bus.
+func NewHub(bus a2adelegation.EventBus, opts HubOptions) *Hub {
+	if opts.ReconnectGrace <= 0 {
+		opts.ReconnectGrace = DefaultReconnectGrace
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = DefaultRetention
+	}
+	if opts.KeepAlive <= 0 {
+		opts.KeepAlive = DefaultKeepAlive
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Stream.Logger == nil {
+		opts.Stream.Logger = opts.Logger
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Hub{bus: bus, opts: opts, ctx: ctx, cancel: cancel, streams: map[string]*hubStream{}}
+}
+
+// Close stops every stream's goroutine and waits for them. Runs are not
+// cancelled: that is the SSE handler's registry's job.
+func (h *Hub) Close() {
+	h.cancel()
+	h.wg.Wait()
+	h.mu.Lock()
+	for _, st := range h.streams {
+		if st.grace != nil {
+			st.grace.Stop()
+		}
+	}
+	h.mu.Unlock()
+}
+
+// Stream returns the stream of the run with the given AG-UI runId.
+func (h *Hub) Stream(runID string) (*Stream, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st, ok := h.streams[runID]
+	if !ok {
+		return nil, false
+	}
+	return st.Stream, true
+}
+
+// Start begins merging a started run's stream under the AG-UI ids.
+func (h *Hub) Start(handle *agentadaptor.RunHandle, threadID, runID string) *Stream {
+	sub := h.bus.SubscribeRun(h.ctx, handle.RunID())
+	st := &hubStream{Stream: newStream(h.ctx, handle, sub, threadID, runID, h.opts.Stream)}
+	h.mu.Lock()
+	h.streams[runID] = st
+	h.mu.Unlock()
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		select {
+		case <-st.Done():
+		case <-h.ctx.Done():
+			return
+		}
+		h.bus.CloseRun(handle.RunID())
+		// Keep the ended stream for reconnects, then forget it.
+		t := time.NewTimer(h.opts.Retention)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-h.ctx.Done():
+		}
+		h.mu.Lock()
+		if h.streams[runID] == st {
+			delete(h.streams, runID)
+		}
+		h.mu.Unlock()
+	}()
+	return st.Stream
+}
+
+// ServeRun implements sse.SubagentBus: it streams a freshly started run.
+func (h *Hub) ServeRun(w http.ResponseWriter, r *http.Request, handle *agentadaptor.RunHandle, threadID, runID string) {
+	st := h.Start(handle, threadID, runID)
+	sub, err := st.Subscribe(0)
+	if err != nil { // cannot happen for a new stream
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	h.serve(w, r, runID, sub)
+}
+
+// EventsHandler serves GET /agui/runs/{runId}/events: with a Last-Event-ID
+// header (or a lastEventId query parameter) it replays everything after that
+// cursor, re-opening what was open there, then continues live. A malformed
+// cursor is a 400, an unknown run or cursor a 404, and a stream the client
+// already has completely a 204 (which tells EventSource to stop).
+func (h *Hub) EventsHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.cors(w, r) {
+			return
+		}
+		if r.Method != http.MethodGet {
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use GET")
+			return
+		}
+		runID := r.PathValue("runId")
+		raw := r.Header.Get("Last-Event-ID")
+		if raw == "" {
+			raw = r.URL.Query().Get("lastEventId")
+		}
+		cursor, err := ParseLastEventID(raw)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "bad_cursor", err.Error())
+			return
+		}
+		st, ok := h.Stream(runID)
+		if !ok {
+			writeError(w, http.StatusNotFound, "run_not_found", fmt.Sprintf("no stream for run %q: it never existed here or ended more than %s ago", runID, h.opts.Retention))
+			return
+		}
+		sub, err := st.Subscribe(cursor)
+		switch {
+		case errors.Is(err, ErrComplete):
+			w.WriteHeader(http.StatusNoContent)
+			return
+		case errors.Is(err, ErrUnknownCursor):
+			writeError(w, http.StatusNotFound, "cursor_not_found", err.Error())
+			return
+		case err != nil:
+			writeError(w, http.StatusInternalServerError, "internal", err.Error())
+			return
+		}
+		h.serve(w, r, runID, sub)
+	})
+}
+
+// ParseLastEventID parses an SSE Last-Event-ID cursor: empty means 0 (from
+// the start), otherwise a decimal id.
+func ParseLastEventID(s string) (uint64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	if len(s) > 20 {
+		return 0, fmt.Errorf("Last-Event-ID %.24q... is too long to be a cursor", s)
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("Last-Event-ID %q is not a decimal event id", s)
+	}
+	return n, nil
+}
+
+func (h *Hub) cors(w http.ResponseWriter, r *http.Request) (handled bool) {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	for _, o := range h.opts.AllowedOrigins {
+		if o == origin {
+			w.Header().Set("Access-Control-Allow-Origin", origin)
+			w.Header().Set("Vary", "Origin")
+			if r.Method == http.MethodOptions {
+				w.Header().Set("Access-Control-Allow-Methods", "GET, OPTIONS")
+				w.Header().Set("Access-Control-Allow-Headers", "Last-Event-ID, Content-Type")
+				w.WriteHeader(http.StatusNoContent)
+				return true
+			}
+			return false
+		}
+	}
+	return false
+}
+
+// serve writes sub's frames until the stream ends or the client leaves. A
+// client that leaves detaches; when the last one has left a run that is
+// still going, it gets ReconnectGrace to come back before it is cancelled.
+func (h *Hub) serve(w http.ResponseWriter, r *http.Request, runID string, sub *Subscriber) {
+	h.attach(runID)
+	defer h.detach(runID)
+	defer sub.Close()
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("Connection", "keep-alive")
+	hd.Set("X-Accel-Buffering", "no")
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{})
+	w.WriteHeader(http.StatusOK)
+	_ = rc.Flush()
+	enc := sse.NewEncoder(w)
+	ctx := r.Context()
+	frames := make(chan *Frame)
+	errc := make(chan error, 1)
+	readCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		defer close(frames)
+		for {
+			f, err := sub.Next(readCtx)
+			if err != nil {
+				errc <- err
+				return
+			}
+			select {
+			case frames <- f:
+			case <-readCtx.Done():
+				return
+			}
+		}
+	}()
+	tick := time.NewTicker(h.opts.KeepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case f, ok := <-frames:
+			if !ok {
+				return
+			}
+			if enc.WriteFrame(f.ID, f.Data) != nil {
+				return
+			}
+			if sub.Pending() == 0 || len(frames) == 0 {
+				if rc.Flush() != nil {
+					return
+				}
+			}
+		case <-tick.C:
+			if enc.WriteComment("keep-alive") != nil || rc.Flush() != nil {
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (h *Hub) attach(runID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if st := h.streams[runID]; st != nil {
+		st.clients++
+		if st.grace != nil {
+			st.grace.Stop()
+			st.grace = nil
+		}
+	}
+}
+
+func (h *Hub) detach(runID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st := h.streams[runID]
+	if st == nil {
+		return
+	}
+	st.clients--
+	if st.clients > 0 {
+		return
+	}
+	select {
+	case <-st.Done():
+		return
+	default:
+	}
+	handle := st.handle
+	st.grace = time.AfterFunc(h.opts.ReconnectGrace, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := handle.Cancel(ctx); err != nil {
+			h.opts.Logger.Warn("subagentstream: cancelling an abandoned run", "run_id", runID, "err", err)
+		}
+	})
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}

@@ -1,0 +1,606 @@
+package subagentstream
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/pkg/bridges/agui"
+	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+)
+
+// Mode selects how delegation events are rendered.
+type Mode int
+
+const (
+	// ModeCustom (the default) renders every delegation event as an AG-UI
+	// CUSTOM event named subagent.* with the DESIGN §3 value. Valid under
+	// @ag-ui/core 1.0.0 and 0.0.59.
+	ModeCustom Mode = iota
+	// ModeStandard renders the lifecycle as AG-UI 1.x SUBAGENT_STARTED /
+	// SUBAGENT_FINISHED / SUBAGENT_ERROR (subagentRunId = delegationId) and
+	// progress as CUSTOM subagent.* events attributed with subagentRunId.
+	// AG-UI 1.x clients only: 0.0.59 does not know SUBAGENT_*.
+	ModeStandard
+	// ModeToolNested renders ModeCustom's events and also wraps each
+	// delegation in a synthetic tool call "subagent:<agentKey>" (id
+	// "subagent-<delegationId>") whose result is the final status, for
+	// frontends that only render tool calls.
+	ModeToolNested
+)
+
+// UnknownPolicy says what to do with delegation events of an unknown kind.
+type UnknownPolicy int
+
+const (
+	// ForwardUnknown renders them as CUSTOM events named after their kind.
+	ForwardUnknown UnknownPolicy = iota
+	// IgnoreUnknown drops them.
+	IgnoreUnknown
+)
+
+// Defaults of Options.
+const (
+	DefaultHoldTimeout        = 5 * time.Second
+	DefaultReplayFrames       = 20000
+	DefaultReplayBytes        = 16 << 20
+	DefaultSubscriberBuffer   = 1024
+	DefaultSubscriberMaxBytes = 4 << 20
+)
+
+// Options configure a Stream.
+type Options struct {
+	Mode       Mode
+	IncludeRaw bool // include DelegationEvent.Raw as value.raw
+	Unknown    UnknownPolicy
+	// IsDelegationTool reports whether a parent tool call is a delegation
+	// (for call-order correlation and for holding its result until the
+	// subagent's terminal event). Default: the tool name, after any
+	// "mcp__<server>__" prefix, starts with "delegate_to_".
+	IsDelegationTool func(name string) bool
+	// HoldTimeout bounds how long a parent TOOL_CALL_RESULT or terminal
+	// event waits for an open subagent's terminal event.
+	HoldTimeout time.Duration
+	// ReplayFrames and ReplayBytes bound the per-run replay buffer.
+	ReplayFrames int
+	ReplayBytes  int
+	// SubscriberBuffer is the queue length beyond which a subscriber's text
+	// deltas are coalesced; SubscriberMaxBytes bounds its queued delta text,
+	// beyond which deltas are dropped and a stream.dropped marker is sent.
+	SubscriberBuffer   int
+	SubscriberMaxBytes int
+	// Translator configures the parent's AG-UI translation; ThreadID and
+	// RunID are set by the stream.
+	Translator agui.Options
+	Clock      func() time.Time
+	Logger     *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.IsDelegationTool == nil {
+		o.IsDelegationTool = DefaultIsDelegationTool
+	}
+	if o.HoldTimeout <= 0 {
+		o.HoldTimeout = DefaultHoldTimeout
+	}
+	if o.ReplayFrames <= 0 {
+		o.ReplayFrames = DefaultReplayFrames
+	}
+	if o.ReplayBytes <= 0 {
+		o.ReplayBytes = DefaultReplayBytes
+	}
+	if o.SubscriberBuffer <= 0 {
+		o.SubscriberBuffer = DefaultSubscriberBuffer
+	}
+	if o.SubscriberMaxBytes <= 0 {
+		o.SubscriberMaxBytes = DefaultSubscriberMaxBytes
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// DefaultIsDelegationTool matches delegate_to_agent and the named shortcuts
+// (delegate_to_*), bare or as Claude's mcp__<server>__<tool>.
+func DefaultIsDelegationTool(name string) bool {
+	if i := strings.LastIndex(name, "__"); i >= 0 {
+		name = name[i+2:]
+	}
+	return strings.HasPrefix(name, "delegate_to_")
+}
+
+// Frame is one event of a run's merged stream with its cursor.
+type Frame struct {
+	// ID is the run's cursor, strictly increasing; 0 for frames that only
+	// exist in one subscriber's view (a resumed stream's re-opening
+	// preamble, a drop marker), which carry no id line.
+	ID   uint64
+	Type events.EventType
+	// Data is the event's JSON.
+	Data  []byte
+	ev    events.Event
+	delta *deltaInfo
+}
+
+// deltaInfo makes a subagent text delta frame coalescable.
+type deltaInfo struct {
+	delegationID, messageID, text string
+	rebuild                       func(text string) events.Event
+}
+
+// group is one delegation as the mux sees it.
+type group struct {
+	id, parent string
+	last       a2adelegation.DelegationEvent // identity fields of the last event
+	started    bool
+	terminal   bool
+	lastStatus string
+}
+
+// Stream merges one run's parent events and delegation events into one
+// ordered AG-UI stream with a global cursor, keeps a bounded replay log and
+// fans frames out to subscribers. Its merge goroutine is started by
+// newStream and ends after the parent's terminal event; Done is closed then.
+type Stream struct {
+	opts     Options
+	threadID string
+	runID    string // AG-UI runId
+	sdkRunID string
+	handle   *agentadaptor.RunHandle
+
+	mu       sync.Mutex
+	log      []*Frame
+	logBytes int
+	base     *openState // state before log[0]
+	firstID  uint64     // id of log[0]
+	lastID   uint64
+	subs     map[*Subscriber]struct{}
+	ended    bool
+	done     chan struct{}
+
+	// Owned by the merge goroutine.
+	groups     map[string]*group
+	order      []string // delegation ids in start order
+	pending    []string // parent delegation tool calls not yet claimed
+	unclaimed  []string // delegations without a parent tool call
+	held       []events.Event
+	holdUntil  time.Time
+	cancelled  bool
+	seenParent map[string]bool // delegation tool calls seen
+}
+
+func newStream(ctx context.Context, h *agentadaptor.RunHandle, sub *a2adelegation.Subscription, threadID, runID string, opts Options) *Stream {
+	opts.defaults()
+	s := &Stream{
+		opts: opts, threadID: threadID, runID: runID, sdkRunID: h.RunID(), handle: h,
+		base: newOpenState(), firstID: 1, subs: map[*Subscriber]struct{}{}, done: make(chan struct{}),
+		groups: map[string]*group{}, seenParent: map[string]bool{},
+	}
+	tr := opts.Translator
+	tr.ThreadID, tr.RunID = threadID, runID
+	if tr.Clock == nil {
+		tr.Clock = opts.Clock
+	}
+	go s.merge(ctx, h.StreamEvents(), sub, agui.NewTranslator(tr))
+	return s
+}
+
+// Done is closed when the stream has emitted its terminal event (or its
+// context ended).
+func (s *Stream) Done() <-chan struct{} { return s.done }
+
+// RunID returns the stream's AG-UI runId.
+func (s *Stream) RunID() string { return s.runID }
+
+func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamPayload, sub *a2adelegation.Subscription, tr *agui.Translator) {
+	defer close(s.done)
+	defer sub.Close()
+	var bus <-chan a2adelegation.DelegationEvent = sub.C
+	var timer *time.Timer
+	var timerC <-chan time.Time
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for !tr.Done() || len(s.held) > 0 {
+		// Delegation events published before a parent event was even
+		// produced must come first: drain the bus before each parent event.
+		drained := false
+		for !drained {
+			select {
+			case ev, ok := <-bus:
+				if !ok {
+					bus = nil
+					drained = true
+					break
+				}
+				s.onDelegation(ev)
+			default:
+				drained = true
+			}
+		}
+		s.release(false)
+		if len(s.held) > 0 && timerC == nil {
+			d := time.Until(s.holdUntil)
+			timer = time.NewTimer(max(d, 0))
+			timerC = timer.C
+		}
+		if tr.Done() && len(s.held) == 0 {
+			break
+		}
+		var in <-chan agentadaptor.StreamPayload = payloads
+		if tr.Done() {
+			in = nil
+		}
+		select {
+		case p, ok := <-in:
+			if !ok {
+				payloads = nil
+				for _, ev := range tr.Close(agui.CodeStreamEnded, "") {
+					s.onParent(ev)
+				}
+				continue
+			}
+			for _, ev := range tr.Translate(p) {
+				s.onParent(ev)
+			}
+		case ev, ok := <-bus:
+			if !ok {
+				bus = nil
+				continue
+			}
+			s.onDelegation(ev)
+		case <-timerC:
+			timer, timerC = nil, nil
+			if !s.opts.Clock().Before(s.holdUntil) {
+				s.release(true)
+			}
+		case <-ctx.Done():
+			s.finish()
+			return
+		}
+	}
+	s.finish()
+}
+
+func (s *Stream) finish() {
+	s.mu.Lock()
+	s.ended = true
+	subs := s.subs
+	s.subs = map[*Subscriber]struct{}{}
+	s.mu.Unlock()
+	for sub := range subs {
+		sub.end()
+	}
+}
+
+// onParent handles one parent AG-UI event: correlation bookkeeping, then
+// emit it or hold it until the subagents it waits for have ended.
+func (s *Stream) onParent(ev events.Event) {
+	if e, ok := ev.(*events.ToolCallStartEvent); ok && s.opts.IsDelegationTool(e.ToolCallName) {
+		s.seenParent[e.ToolCallID] = true
+		if len(s.unclaimed) > 0 {
+			id := s.unclaimed[0]
+			s.unclaimed = s.unclaimed[1:]
+			g := s.groups[id]
+			g.parent = e.ToolCallID
+			s.emitNow(ev)
+			st := g.last
+			st.Kind, st.Status, st.ParentToolCallID = a2adelegation.DelegationStatus, "correlated", e.ToolCallID
+			st.Delta, st.Text, st.Artifact, st.Error, st.Raw = "", "", nil, nil, nil
+			s.emitDelegation(g, st)
+			return
+		}
+		s.pending = append(s.pending, e.ToolCallID)
+	}
+	if e, ok := ev.(*events.RunErrorEvent); ok && e.Code != nil && *e.Code == agui.CodeCancelled {
+		s.cancelled = true
+	}
+	if len(s.held) == 0 && s.blocks(ev) {
+		s.holdUntil = s.opts.Clock().Add(s.holdDuration(ev))
+	}
+	if len(s.held) > 0 || s.blocks(ev) {
+		s.held = append(s.held, ev)
+		return
+	}
+	s.emitNow(ev)
+}
+
+func (s *Stream) holdDuration(ev events.Event) time.Duration {
+	if e, ok := ev.(*events.ToolCallResultEvent); ok && !s.hasGroupFor(e.ToolCallID) {
+		// The delegation may have failed before publishing anything: wait
+		// only for the bus to catch up.
+		return min(s.opts.HoldTimeout, 250*time.Millisecond)
+	}
+	return s.opts.HoldTimeout
+}
+
+func (s *Stream) hasGroupFor(toolCallID string) bool {
+	for _, g := range s.groups {
+		if g.parent == toolCallID {
+			return true
+		}
+	}
+	return false
+}
+
+// blocks reports whether ev must wait for subagent terminal events.
+func (s *Stream) blocks(ev events.Event) bool {
+	switch e := ev.(type) {
+	case *events.ToolCallResultEvent:
+		if !s.seenParent[e.ToolCallID] {
+			return false
+		}
+		found := false
+		for _, g := range s.groups {
+			if g.parent == e.ToolCallID {
+				found = true
+				if !g.terminal {
+					return true
+				}
+			}
+		}
+		return !found || len(s.unclaimed) > 0 && s.anyOpen(s.unclaimed)
+	case *events.RunFinishedEvent, *events.RunErrorEvent:
+		return s.anyOpen(s.order)
+	}
+	return false
+}
+
+func (s *Stream) anyOpen(ids []string) bool {
+	for _, id := range ids {
+		if g := s.groups[id]; g != nil && !g.terminal {
+			return true
+		}
+	}
+	return false
+}
+
+// release emits held events that no longer block. With force (the hold
+// timed out) the head is released even if it still blocks; a held terminal
+// event then first closes every open subagent.
+func (s *Stream) release(force bool) {
+	for len(s.held) > 0 {
+		head := s.held[0]
+		if s.blocks(head) {
+			if !force {
+				return
+			}
+			if _, isResult := head.(*events.ToolCallResultEvent); !isResult {
+				s.closeOpenGroups()
+			}
+		}
+		force = false
+		s.held = s.held[1:]
+		s.emitNow(head)
+		if len(s.held) > 0 && s.blocks(s.held[0]) {
+			s.holdUntil = s.opts.Clock().Add(s.holdDuration(s.held[0]))
+			return
+		}
+	}
+}
+
+// closeOpenGroups synthesizes a terminal event for every open delegation,
+// saying why, before the parent's terminal event.
+func (s *Stream) closeOpenGroups() {
+	for _, id := range s.order {
+		g := s.groups[id]
+		if g.terminal {
+			continue
+		}
+		ev := g.last
+		ev.Delta, ev.Text, ev.Artifact, ev.Status = "", "", nil, ""
+		ev.Raw = map[string]any{"synthesized": true}
+		if s.cancelled {
+			ev.Kind = a2adelegation.DelegationCancelled
+			ev.Error = &a2adelegation.DelegationError{Code: a2adelegation.CodeCancelled, Message: "the parent run was cancelled before the remote agent reported a terminal state"}
+		} else {
+			ev.Kind = a2adelegation.DelegationFailed
+			ev.Error = &a2adelegation.DelegationError{Code: a2adelegation.CodeParentRunEnded, Message: "the parent run ended before the remote agent reported a terminal state"}
+		}
+		s.emitDelegation(g, ev)
+	}
+}
+
+// onDelegation handles one bus event: grouping, correlation, lifecycle
+// guarantees (started first, one terminal), de-duplication.
+func (s *Stream) onDelegation(ev a2adelegation.DelegationEvent) {
+	if ev.DelegationID == "" {
+		return
+	}
+	if !ev.Kind.Known() && s.opts.Unknown == IgnoreUnknown {
+		return
+	}
+	g := s.groups[ev.DelegationID]
+	if g == nil {
+		g = &group{id: ev.DelegationID, parent: ev.ParentToolCallID}
+		s.groups[g.id] = g
+		s.order = append(s.order, g.id)
+		if g.parent != "" {
+			s.pending = remove(s.pending, g.parent)
+		} else if len(s.pending) > 0 {
+			g.parent = s.pending[0]
+			s.pending = s.pending[1:]
+		} else {
+			s.unclaimed = append(s.unclaimed, g.id)
+		}
+	} else if ev.ParentToolCallID != "" && g.parent == "" {
+		g.parent = ev.ParentToolCallID
+		s.unclaimed = remove(s.unclaimed, g.id)
+		s.pending = remove(s.pending, g.parent)
+	}
+	if g.terminal {
+		return // nothing after a delegation's terminal event
+	}
+	switch {
+	case ev.Kind == a2adelegation.DelegationStarted && g.started:
+		return
+	case ev.Kind == a2adelegation.DelegationStatus:
+		if ev.Status == g.lastStatus && ev.Text == "" {
+			return
+		}
+		g.lastStatus = ev.Status
+	}
+	if ev.ParentToolCallID == "" {
+		ev.ParentToolCallID = g.parent
+	}
+	if !g.started && ev.Kind != a2adelegation.DelegationStarted {
+		st := ev
+		st.Kind, st.Delta, st.Text, st.Artifact, st.Error, st.Status = a2adelegation.DelegationStarted, "", "", nil, nil, ""
+		st.Raw = map[string]any{"synthesized": true}
+		s.emitDelegation(g, st)
+	}
+	s.emitDelegation(g, ev)
+}
+
+func remove(list []string, v string) []string {
+	for i, x := range list {
+		if x == v {
+			return append(list[:i:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+// emitDelegation renders ev per mode and emits it.
+func (s *Stream) emitDelegation(g *group, ev a2adelegation.DelegationEvent) {
+	g.last = ev
+	if ev.Kind == a2adelegation.DelegationStarted {
+		g.started = true
+	}
+	if ev.Kind.Terminal() {
+		g.terminal = true
+	}
+	at := ev.Time
+	if at.IsZero() {
+		at = s.opts.Clock()
+	}
+	name := string(ev.Kind)
+	if name == "" {
+		name = "subagent.unknown"
+	}
+	value := Value(ev, s.runID, s.opts.IncludeRaw)
+	if ev.Raw != nil && ev.Raw["synthesized"] == true {
+		value["synthesized"] = true
+	}
+	custom := func() events.Event {
+		if s.opts.Mode == ModeStandard {
+			return &AttributedCustomEvent{BaseEvent: base(events.EventTypeCustom, at), SubagentRunID: ev.DelegationID, Name: name, Value: value}
+		}
+		return agui.NewCustomEvent(name, value, at)
+	}
+	switch s.opts.Mode {
+	case ModeStandard:
+		switch {
+		case ev.Kind == a2adelegation.DelegationStarted:
+			n := ev.AgentName
+			if n == "" {
+				n = ev.AgentKey
+			}
+			s.emitNow(&SubagentStartedEvent{BaseEvent: base(EventSubagentStarted, at), SubagentRunID: ev.DelegationID, Name: n, ParentToolCallID: ev.ParentToolCallID})
+			return
+		case ev.Kind == a2adelegation.DelegationFinished:
+			s.emitNow(&SubagentFinishedEvent{BaseEvent: base(EventSubagentFinished, at), SubagentRunID: ev.DelegationID, Result: value, Outcome: map[string]any{"type": "success"}})
+			return
+		case ev.Kind.Terminal():
+			msg, code := "the subagent was cancelled", string(a2adelegation.CodeCancelled)
+			if ev.Error != nil {
+				msg, code = ev.Error.Message, string(ev.Error.Code)
+			}
+			if msg == "" {
+				msg = code
+			}
+			s.emitNow(&SubagentErrorEvent{BaseEvent: base(EventSubagentError, at), SubagentRunID: ev.DelegationID, Message: msg, Code: code})
+			return
+		}
+		s.emitDelegationCustom(ev, custom)
+	case ModeToolNested:
+		callID := "subagent-" + ev.DelegationID
+		if ev.Kind == a2adelegation.DelegationStarted {
+			s.emitNow(events.NewToolCallStartEvent(callID, "subagent:"+ev.AgentKey))
+		}
+		s.emitDelegationCustom(ev, custom)
+		if ev.Kind.Terminal() {
+			s.emitNow(events.NewToolCallEndEvent(callID))
+			res, _ := json.Marshal(value)
+			s.emitNow(events.NewToolCallResultEvent("result-"+callID, callID, string(res)))
+		}
+	default:
+		s.emitDelegationCustom(ev, custom)
+	}
+}
+
+func (s *Stream) emitDelegationCustom(ev a2adelegation.DelegationEvent, build func() events.Event) {
+	f := s.frame(build())
+	if f == nil {
+		return
+	}
+	if ev.Kind == a2adelegation.DelegationTextDelta {
+		mode := s.opts.Mode
+		at, runID, raw := ev.Time, s.runID, s.opts.IncludeRaw
+		f.delta = &deltaInfo{delegationID: ev.DelegationID, messageID: ev.RemoteMessageID, text: ev.Delta, rebuild: func(text string) events.Event {
+			e := ev
+			e.Delta = text
+			v := Value(e, runID, raw)
+			if mode == ModeStandard {
+				return &AttributedCustomEvent{BaseEvent: base(events.EventTypeCustom, at), SubagentRunID: e.DelegationID, Name: string(e.Kind), Value: v}
+			}
+			return agui.NewCustomEvent(string(e.Kind), v, at)
+		}}
+	}
+	s.append(f)
+}
+
+// emitNow validates, numbers and publishes one event.
+func (s *Stream) emitNow(ev events.Event) {
+	if f := s.frame(ev); f != nil {
+		s.append(f)
+	}
+}
+
+func (s *Stream) frame(ev events.Event) *Frame {
+	if ev.Timestamp() == nil {
+		ev.SetTimestamp(s.opts.Clock().UnixMilli())
+	}
+	if err := ev.Validate(); err != nil {
+		s.opts.Logger.Error("subagentstream: dropping an invalid event", "run_id", s.runID, "type", ev.Type(), "err", err)
+		return nil
+	}
+	data, err := ev.ToJSON()
+	if err != nil {
+		s.opts.Logger.Error("subagentstream: dropping an unencodable event", "run_id", s.runID, "type", ev.Type(), "err", err)
+		return nil
+	}
+	return &Frame{Type: ev.Type(), Data: data, ev: ev}
+}
+
+// append numbers f, adds it to the replay log (trimming it to its bounds)
+// and hands it to every subscriber.
+func (s *Stream) append(f *Frame) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastID++
+	f.ID = s.lastID
+	s.log = append(s.log, f)
+	s.logBytes += len(f.Data)
+	for len(s.log) > 1 && (len(s.log) > s.opts.ReplayFrames || s.logBytes > s.opts.ReplayBytes) {
+		old := s.log[0]
+		s.base.apply(old.ev)
+		s.logBytes -= len(old.Data)
+		s.log[0] = nil
+		s.log = s.log[1:]
+		s.firstID++
+	}
+	for sub := range s.subs {
+		sub.push(f)
+	}
+}

@@ -1,0 +1,130 @@
+package subagentstream
+
+import (
+	"sort"
+	"time"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+)
+
+// openState is what is open in an AG-UI stream at some cursor: what a
+// resumed stream must re-open to stay valid (AG-UI has no resumption of its
+// own). It is updated frame by frame.
+type openState struct {
+	started  bool
+	threadID string
+	runID    string
+	text     map[string]int // messageId -> opening order
+	reason   map[string]int // reasoning messages
+	rblock   map[string]int // reasoning blocks
+	tools    map[string]openTool
+	subs     map[string]*SubagentStartedEvent
+	n        int
+}
+
+type openTool struct {
+	order  int
+	name   string
+	parent string
+}
+
+func newOpenState() *openState {
+	return &openState{text: map[string]int{}, reason: map[string]int{}, rblock: map[string]int{}, tools: map[string]openTool{}, subs: map[string]*SubagentStartedEvent{}}
+}
+
+func (s *openState) clone() *openState {
+	c := newOpenState()
+	c.started, c.threadID, c.runID, c.n = s.started, s.threadID, s.runID, s.n
+	for k, v := range s.text {
+		c.text[k] = v
+	}
+	for k, v := range s.reason {
+		c.reason[k] = v
+	}
+	for k, v := range s.rblock {
+		c.rblock[k] = v
+	}
+	for k, v := range s.tools {
+		c.tools[k] = v
+	}
+	for k, v := range s.subs {
+		c.subs[k] = v
+	}
+	return c
+}
+
+func (s *openState) apply(ev events.Event) {
+	s.n++
+	switch e := ev.(type) {
+	case *events.RunStartedEvent:
+		s.started, s.threadID, s.runID = true, e.ThreadIDValue, e.RunIDValue
+	case *events.TextMessageStartEvent:
+		s.text[e.MessageID] = s.n
+	case *events.TextMessageEndEvent:
+		delete(s.text, e.MessageID)
+	case *events.ReasoningStartEvent:
+		s.rblock[e.MessageID] = s.n
+	case *events.ReasoningEndEvent:
+		delete(s.rblock, e.MessageID)
+	case *events.ReasoningMessageStartEvent:
+		s.reason[e.MessageID] = s.n
+	case *events.ReasoningMessageEndEvent:
+		delete(s.reason, e.MessageID)
+	case *events.ToolCallStartEvent:
+		p := ""
+		if e.ParentMessageID != nil {
+			p = *e.ParentMessageID
+		}
+		s.tools[e.ToolCallID] = openTool{order: s.n, name: e.ToolCallName, parent: p}
+	case *events.ToolCallEndEvent:
+		delete(s.tools, e.ToolCallID)
+	case *SubagentStartedEvent:
+		s.subs[e.SubagentRunID] = e
+	case *SubagentFinishedEvent:
+		delete(s.subs, e.SubagentRunID)
+	case *SubagentErrorEvent:
+		delete(s.subs, e.SubagentRunID)
+	}
+}
+
+// reopen returns the events that bring a fresh client to this state:
+// RUN_STARTED, then every open text message, reasoning message, tool call
+// and subagent, in the order they were opened.
+func (s *openState) reopen(at time.Time, threadID, runID string) []events.Event {
+	out := []events.Event{events.NewRunStartedEvent(threadID, runID)}
+	type item struct {
+		order int
+		ev    events.Event
+	}
+	var items []item
+	for id, n := range s.text {
+		items = append(items, item{n, events.NewTextMessageStartEvent(id, events.WithRole("assistant"))})
+	}
+	for id, n := range s.rblock {
+		items = append(items, item{n, events.NewReasoningStartEvent(id)})
+	}
+	for id, n := range s.reason {
+		items = append(items, item{n, events.NewReasoningMessageStartEvent(id, "reasoning")})
+	}
+	for id, t := range s.tools {
+		var opts []events.ToolCallStartOption
+		if t.parent != "" {
+			opts = append(opts, events.WithParentMessageID(t.parent))
+		}
+		items = append(items, item{t.order, events.NewToolCallStartEvent(id, t.name, opts...)})
+	}
+	for _, e := range s.subs {
+		c := *e
+		c.BaseEvent = base(EventSubagentStarted, at)
+		items = append(items, item{0, &c})
+	}
+	sort.SliceStable(items, func(i, j int) bool { return items[i].order < items[j].order })
+	for _, it := range items {
+		out = append(out, it.ev)
+	}
+	ms := at.UnixMilli()
+	for _, ev := range out {
+		ev.SetTimestamp(ms)
+	}
+	return out
+}

@@ -1,0 +1,249 @@
+package subagentstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+	"github.com/seed0634/agentadaptor/pkg/bridges/agui"
+)
+
+// Errors of Subscribe.
+var (
+	// ErrUnknownCursor: the cursor is newer than anything the run emitted.
+	ErrUnknownCursor = errors.New("subagentstream: cursor is not in this run's stream")
+	// ErrComplete: the client already has the whole stream, terminal
+	// event included; there is nothing to resume.
+	ErrComplete = errors.New("subagentstream: the stream is complete up to this cursor")
+)
+
+// Subscriber is one client's view of a Stream. Critical and structural
+// frames are never dropped; when the client is slow its subagent text deltas
+// are coalesced per (delegation, message), keeping their order; beyond
+// SubscriberMaxBytes of queued delta text, deltas are dropped and a
+// stream.dropped marker says so. Next is not safe for concurrent use.
+type Subscriber struct {
+	s        *Stream
+	buffer   int
+	maxBytes int
+
+	mu       sync.Mutex
+	queue    []*Frame
+	volBytes int
+	dropped  map[string]int // delegation id -> dropped deltas not yet reported
+	ended    bool           // the stream ended: no more frames will be pushed
+	closed   bool
+	wake     chan struct{}
+}
+
+// Subscribe returns a subscriber that receives every frame after the
+// cursor (0: from the start), preceded, for a resumed stream, by frames
+// (without ids) that re-open what was open at the cursor, and by a
+// stream.replay_gap marker when the cursor is older than the replay buffer.
+func (s *Stream) Subscribe(after uint64) (*Subscriber, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if after > s.lastID {
+		return nil, fmt.Errorf("%w: %d is beyond the last event %d of run %s", ErrUnknownCursor, after, s.lastID, s.runID)
+	}
+	if s.ended && after == s.lastID {
+		return nil, fmt.Errorf("%w: run %s ended at event %d", ErrComplete, s.runID, s.lastID)
+	}
+	sub := &Subscriber{s: s, buffer: s.opts.SubscriberBuffer, maxBytes: s.opts.SubscriberMaxBytes, dropped: map[string]int{}, wake: make(chan struct{}, 1)}
+	start := 0
+	switch {
+	case after == 0 && s.firstID == 1:
+		// A fresh subscriber: everything, as it was emitted.
+	case after+1 < s.firstID:
+		// Older than the buffer: re-open the state at its start, mark the gap.
+		at := s.opts.Clock()
+		for _, ev := range s.base.reopen(at, s.threadID, s.runID) {
+			if f := s.frame(ev); f != nil {
+				sub.queue = append(sub.queue, f)
+			}
+		}
+		gap := agui.NewCustomEvent(EventReplayGap, map[string]any{"from": after + 1, "to": s.firstID - 1}, at)
+		if f := s.frame(gap); f != nil {
+			sub.queue = append(sub.queue, f)
+		}
+	default:
+		st := s.base.clone()
+		for _, f := range s.log {
+			if f.ID > after {
+				break
+			}
+			st.apply(f.ev)
+			start++
+		}
+		for _, ev := range st.reopen(s.opts.Clock(), s.threadID, s.runID) {
+			if f := s.frame(ev); f != nil {
+				sub.queue = append(sub.queue, f)
+			}
+		}
+	}
+	sub.queue = append(sub.queue, s.log[start:]...)
+	if s.ended {
+		sub.ended = true
+	} else {
+		s.subs[sub] = struct{}{}
+	}
+	return sub, nil
+}
+
+// push queues a live frame, coalescing or dropping deltas under pressure.
+// Called with the stream's lock held.
+func (sub *Subscriber) push(f *Frame) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.closed {
+		return
+	}
+	if d := f.delta; d != nil {
+		if len(sub.queue) >= sub.buffer && sub.coalesce(f) {
+			sub.signal()
+			return
+		}
+		if sub.volBytes+len(d.text) > sub.maxBytes {
+			sub.dropped[d.delegationID]++
+			return
+		}
+		sub.volBytes += len(d.text)
+	} else if len(sub.dropped) > 0 {
+		for id, n := range sub.dropped {
+			if ev := agui.NewCustomEvent(EventStreamDropped, map[string]any{"dropped": n, "delegationId": id}, sub.s.opts.Clock()); ev != nil {
+				if mf := sub.s.frame(ev); mf != nil {
+					sub.queue = append(sub.queue, mf)
+				}
+			}
+		}
+		clear(sub.dropped)
+	}
+	sub.queue = append(sub.queue, f)
+	sub.signal()
+}
+
+// coalesce merges the newest queued delta of the same delegation and message
+// into f and moves it to the tail (f keeps its newer id, so ids still
+// increase). It refuses when another event of the delegation lies between.
+func (sub *Subscriber) coalesce(f *Frame) bool {
+	d := f.delta
+	for i := len(sub.queue) - 1; i >= 0; i-- {
+		q := sub.queue[i]
+		if q.delta == nil {
+			if q.ID != 0 && q.ev != nil && frameDelegation(q) == d.delegationID {
+				return false
+			}
+			continue
+		}
+		if q.delta.delegationID != d.delegationID {
+			continue
+		}
+		if q.delta.messageID != d.messageID {
+			return false
+		}
+		merged := q.delta.text + d.text
+		nf := sub.s.frame(d.rebuild(merged))
+		if nf == nil {
+			return false
+		}
+		nf.ID = f.ID
+		nf.delta = &deltaInfo{delegationID: d.delegationID, messageID: d.messageID, text: merged, rebuild: d.rebuild}
+		sub.volBytes += len(d.text)
+		sub.queue = append(sub.queue[:i], sub.queue[i+1:]...)
+		sub.queue = append(sub.queue, nf)
+		return true
+	}
+	return false
+}
+
+// frameDelegation returns the delegation id a subagent frame belongs to.
+func frameDelegation(f *Frame) string {
+	switch e := f.ev.(type) {
+	case *SubagentStartedEvent:
+		return e.SubagentRunID
+	case *SubagentFinishedEvent:
+		return e.SubagentRunID
+	case *SubagentErrorEvent:
+		return e.SubagentRunID
+	case *AttributedCustomEvent:
+		return e.SubagentRunID
+	}
+	if v, ok := customValue(f.ev); ok {
+		if id, ok := v["delegationId"].(string); ok {
+			return id
+		}
+	}
+	return ""
+}
+
+func (sub *Subscriber) signal() {
+	select {
+	case sub.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (sub *Subscriber) end() {
+	sub.mu.Lock()
+	sub.ended = true
+	sub.mu.Unlock()
+	sub.signal()
+}
+
+// Pending returns how many frames wait for this subscriber.
+func (sub *Subscriber) Pending() int {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	return len(sub.queue)
+}
+
+// Next returns the next frame, blocking until there is one. It returns
+// io.EOF after the stream's last frame, and ctx's error if ctx ends first.
+func (sub *Subscriber) Next(ctx context.Context) (*Frame, error) {
+	for {
+		sub.mu.Lock()
+		if len(sub.queue) > 0 {
+			f := sub.queue[0]
+			sub.queue[0] = nil
+			sub.queue = sub.queue[1:]
+			if f.delta != nil {
+				sub.volBytes -= len(f.delta.text)
+			}
+			sub.mu.Unlock()
+			return f, nil
+		}
+		ended, closed := sub.ended, sub.closed
+		sub.mu.Unlock()
+		if ended || closed {
+			return nil, io.EOF
+		}
+		select {
+		case <-sub.wake:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Close detaches the subscriber from its stream.
+func (sub *Subscriber) Close() {
+	sub.s.mu.Lock()
+	delete(sub.s.subs, sub)
+	sub.s.mu.Unlock()
+	sub.mu.Lock()
+	sub.closed = true
+	sub.queue = nil
+	sub.mu.Unlock()
+	sub.signal()
+}
+
+func customValue(ev events.Event) (map[string]any, bool) {
+	if c, ok := ev.(*events.CustomEvent); ok {
+		m, ok := c.Value.(map[string]any)
+		return m, ok
+	}
+	return nil, false
+}
