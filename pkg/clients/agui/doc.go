@@ -1,0 +1,47 @@
+// Package agui is the host's client for remote AG-UI agents: it starts a run
+// on a remote AG-UI endpoint and reads the run's event stream. Importers
+// alias it aguiclient (pkg/bridges/agui is the other "agui").
+//
+// It owns the AG-UI wire handling on the calling side and nothing else:
+//
+//   - The request ([Client.Run]): a POST of an AG-UI RunAgentInput JSON
+//     (threadId, runId, messages with one user message, tools [], context,
+//     state {}, forwardedProps {}) with Accept: text/event-stream, on an
+//     http.Client without an overall timeout (streams are long), bounded by
+//     ConnectTimeout up to the response headers.
+//   - Server-sent event framing ([Stream]): multi-line data, comments and
+//     keep-alives, CRLF/LF/CR line ends, id: and event: lines, a bounded
+//     frame size (MaxFrameBytes, default 1 MiB) and optionally a bounded
+//     stream size (MaxStreamBytes), and an idle deadline (IdleTimeout).
+//   - Event decoding ([DecodeEvent]) into the official AG-UI Go SDK's event
+//     types (github.com/ag-ui-protocol/ag-ui/sdks/community/go,
+//     pkg/core/events). Event types the SDK does not model (SUBAGENT_* from
+//     an AG-UI 1.x remote, THINKING_*, future types) are passed through as
+//     [*UnknownEvent] with their JSON, never as errors.
+//   - Exactly one terminal: the stream ends at the first RUN_FINISHED or
+//     RUN_ERROR; whatever follows is ignored. A stream that ends without one
+//     is an [ErrInterrupted] error (AG-UI cannot resume a stream).
+//   - Cancellation: cancelling the run's context or [Stream.Close] aborts the
+//     HTTP request, which is how an AG-UI remote learns that the run was
+//     cancelled (AG-UI has no cancel call).
+//   - Credentials from host auth references ("env:NAME", "file:/path",
+//     [ResolveAuthRef], same rules as pkg/clients/a2a) sent as a bearer token
+//     only to the endpoint's own origin; redirects to another origin are
+//     refused, and the token never appears in errors, String() or logs.
+//   - One typed error, [*Error], whose [Kind] says what the caller can do
+//     (unavailable, rejected, unauthorized, not found, protocol, timeout,
+//     canceled, interrupted), matched with errors.Is and the Err* sentinels.
+//
+// It must not decide delegation policy (which agent, timeouts per agent,
+// retries, artifact limits) and must not produce UI or delegation events
+// (DelegationEvent, subagent.* CUSTOM events, StreamPayload): callers read
+// the SDK event values this package hands out and map them themselves
+// (SPEC §9, "Remote AG-UI to DelegationEvent"). It imports the AG-UI Go SDK
+// and the standard library only: never pkg/hosttools, pkg/adapters or the
+// bridges.
+//
+// The credential helpers mirror pkg/clients/a2a instead of importing it:
+// that package's Credential keeps its token unexported (only its own
+// transport can use it), so an a2a.Credential is of no use here, and
+// importing it would also pull the A2A SDK into every AG-UI caller.
+package agui
