@@ -37,7 +37,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	h, err := host.New(cfg, host.Options{Logger: logger, AdapterFactory: parentAdapter})
+	h, err := host.New(ctx, cfg, host.Options{Logger: logger, AdapterFactory: parentAdapter})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
 		return 2

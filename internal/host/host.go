@@ -13,6 +13,8 @@ import (
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
+	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
+	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
 )
 
 //go:embed demo/parent.yaml
@@ -40,12 +42,20 @@ type Host struct {
 	log      *slog.Logger
 	sdk      *agentadaptor.SDK
 	registry *sse.Registry
+	bus      a2adelegation.EventBus
+	hub      *subagentstream.Hub
+	deleg    *a2adelegation.Service
+	remote   *demoRemote // the embedded demo's research agent, if any
 	mux      *http.ServeMux
 }
 
-// New builds a host from cfg (a nil cfg is the embedded demo).
-func New(cfg *hostconfig.Config, opts Options) (*Host, error) {
-	if cfg == nil {
+// New builds a host from cfg. A nil cfg is the embedded demo: the scripted
+// parent delegating to a scripted "research" agent that the host serves
+// over real A2A on loopback. Agent cards marked fetch_card: startup are
+// fetched before New returns, bounded by ctx.
+func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, err error) {
+	demo := cfg == nil
+	if demo {
 		cfg = &hostconfig.Config{}
 		if err := cfg.Validate(); err != nil {
 			return nil, err
@@ -54,12 +64,43 @@ func New(cfg *hostconfig.Config, opts Options) (*Host, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.StateDir == "" {
+		opts.StateDir = os.TempDir() + "/agentadaptor-scripted"
+	}
 	h := &Host{cfg: cfg, log: opts.Logger, registry: sse.NewRegistry(), mux: http.NewServeMux()}
+	defer func() {
+		if err != nil {
+			h.closeServices(context.Background())
+		}
+	}()
+	agents := cfg.Agents
+	if demo {
+		if h.remote, err = startDemoRemote(opts); err != nil {
+			return nil, err
+		}
+		agents = []hostconfig.Agent{{
+			Key: "research", DisplayName: "Research Agent", Protocol: "a2a", AgentCardURL: h.remote.cardURL(),
+			Description: "Researches a question and reports with notes.",
+		}}
+	}
+	reg, err := a2adelegation.NewRegistry(registrySpecs(agents)...)
+	if err != nil {
+		return nil, err
+	}
+	h.bus = a2adelegation.NewMemoryBus()
+	audit, err := a2adelegation.NewMemoryAudit(cfg.AuditFile)
+	if err != nil {
+		return nil, err
+	}
+	h.deleg, err = a2adelegation.New(ctx, a2adelegation.Config{Registry: reg, Bus: h.bus, Audit: audit, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
 	parent, err := newParent(cfg.Parent, opts)
 	if err != nil {
 		return nil, err
 	}
-	runDefaults := []agentadaptor.RunOption{}
+	runDefaults := []agentadaptor.RunOption{agentadaptor.WithRuntimeServices(h.deleg.RuntimeService())}
 	if cfg.Parent.Model != "" {
 		runDefaults = append(runDefaults, agentadaptor.WithModel(cfg.Parent.Model))
 	}
@@ -73,13 +114,23 @@ func New(cfg *hostconfig.Config, opts Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	h.hub = subagentstream.NewHub(h.bus, subagentstream.HubOptions{
+		ReconnectGrace: time.Duration(cfg.ReconnectGrace),
+		AllowedOrigins: cfg.AllowedOrigins,
+		Logger:         opts.Logger,
+	})
 	chat := sse.NewHandler(h.sdk,
 		sse.WithRegistry(h.registry),
 		sse.WithAllowedOrigins(cfg.AllowedOrigins...),
 		sse.WithLogger(opts.Logger),
+		sse.WithSubagentBus(h.hub),
 	)
 	h.mux.Handle("/agui", chat)
 	h.mux.Handle("/agui/runs/{runId}/cancel", chat.CancelHandler())
+	h.mux.Handle("/agui/runs/{runId}/events", h.hub.EventsHandler())
+	h.mux.Handle("GET /agui/runs/{runId}/delegations", h.byAGUIRunID(h.deleg.AuditHandler()))
+	h.mux.Handle("POST /agui/runs/{runId}/delegations/{delegationId}/input", h.byAGUIRunID(h.deleg.InputHandler()))
+	h.mux.Handle("GET /agui/runs/{runId}/delegations/{delegationId}/artifacts/{artifactId}", h.byAGUIRunID(h.deleg.ArtifactHandler()))
 	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"status":"ok","parent":%q,"active_runs":%d}`+"\n", parent.Name(), h.registry.Len())
@@ -97,9 +148,6 @@ func newParent(p hostconfig.Parent, opts Options) (agentadaptor.Adapter, error) 
 	cfg := scripted.Config{Executable: opts.Executable, Scenario: p.Scenario, StateDir: opts.StateDir}
 	if cfg.Scenario == "" {
 		cfg.ScenarioData = demoParent
-	}
-	if cfg.StateDir == "" {
-		cfg.StateDir = os.TempDir() + "/agentadaptor-scripted"
 	}
 	return scripted.New(cfg)
 }
@@ -119,9 +167,25 @@ func (h *Host) Addr() string {
 func (h *Host) SDK() *agentadaptor.SDK { return h.sdk }
 
 // Shutdown cancels every active run and waits for them (bounded by ctx), so
-// each stream ends with its terminal event.
+// each stream ends with its terminal event, then stops the stream hub, the
+// delegation service (which cancels what is still running remotely) and the
+// demo's remote agent.
 func (h *Host) Shutdown(ctx context.Context) error {
-	return h.registry.CancelAll(ctx)
+	err := h.registry.CancelAll(ctx)
+	h.hub.Close()
+	h.closeServices(ctx)
+	return err
+}
+
+func (h *Host) closeServices(ctx context.Context) {
+	if h.deleg != nil {
+		if err := h.deleg.Close(ctx); err != nil {
+			h.log.Warn("agentadaptor: closing the delegation service", "err", err)
+		}
+	}
+	if h.remote != nil {
+		h.remote.close(ctx)
+	}
 }
 
 // Serve runs srv until ctx is cancelled, then shuts down in order: cancel

@@ -23,6 +23,13 @@ type Config struct {
 	Agents []Agent `yaml:"agents"`
 	// AllowedOrigins lists browser origins allowed to call the host (CORS).
 	AllowedOrigins []string `yaml:"allowed_origins"`
+	// ReconnectGrace is how long a run keeps going after its last browser
+	// disconnected, waiting for a reconnect with Last-Event-ID, before it is
+	// cancelled (default 30s).
+	ReconnectGrace Duration `yaml:"reconnect_grace"`
+	// AuditFile, when set, receives every delegation's audit record as an
+	// append-only JSON line (the in-memory audit serves the HTTP route).
+	AuditFile string `yaml:"audit_file"`
 }
 
 // Parent configures the parent adapter.

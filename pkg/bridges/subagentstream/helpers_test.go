@@ -60,13 +60,19 @@ func (a *shellParent) script(steps ...any) string {
 	return strings.Join(lines, "\n")
 }
 
-func (a *shellParent) release(t *testing.T, name string) {
+func (a *shellParent) release(t *testing.T, name string) { a.releaseB(t, name) }
+
+func (a *shellParent) releaseB(t testing.TB, name string) {
 	if err := os.WriteFile(filepath.Join(a.dir, name), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func startParent(t *testing.T, a *shellParent, script string) *agentadaptor.RunHandle {
+	return startParentB(t, a, script)
+}
+
+func startParentB(t testing.TB, a *shellParent, script string) *agentadaptor.RunHandle {
 	t.Helper()
 	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(a))
 	if err != nil {

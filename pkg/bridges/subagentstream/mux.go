@@ -604,3 +604,7 @@ func (s *Stream) append(f *Frame) {
 		sub.push(f)
 	}
 }
+
+// SDKRunID returns the SDK run id of the stream's run (the id delegation
+// events and runtime services use).
+func (s *Stream) SDKRunID() string { return s.sdkRunID }

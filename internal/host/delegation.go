@@ -1,0 +1,130 @@
+package host
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
+	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
+	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+)
+
+//go:embed demo/research.yaml
+var demoResearch []byte
+
+// registrySpecs converts the config's agents into host-curated specs.
+func registrySpecs(agents []hostconfig.Agent) []a2adelegation.RemoteAgentSpec {
+	var specs []a2adelegation.RemoteAgentSpec
+	for _, a := range agents {
+		p := a2adelegation.DefaultPolicy()
+		p.AllowInputRequired = true
+		if a.Policy.AllowInputRequired != nil {
+			p.AllowInputRequired = *a.Policy.AllowInputRequired
+		}
+		if a.Policy.AllowRemoteArtifacts != nil {
+			p.AllowRemoteArtifacts = *a.Policy.AllowRemoteArtifacts
+		}
+		if a.Policy.MaxTimeout > 0 {
+			p.MaxTimeout = time.Duration(a.Policy.MaxTimeout)
+		}
+		if a.Policy.MaxArtifactBytes > 0 {
+			p.MaxArtifactBytes = a.Policy.MaxArtifactBytes
+		}
+		if a.Policy.MaxConcurrentPerRun > 0 {
+			p.MaxConcurrentPerRun = a.Policy.MaxConcurrentPerRun
+		}
+		if a.Policy.MaxConcurrentGlobal > 0 {
+			p.MaxConcurrentGlobal = a.Policy.MaxConcurrentGlobal
+		}
+		if a.Policy.Context != "" {
+			p.ContextPolicy = a.Policy.Context
+		}
+		if a.Policy.AuditLevel != "" {
+			p.AuditLevel = a.Policy.AuditLevel
+		}
+		p.RequireStreaming = a.Policy.RequireStreaming
+		p.AllowedTenants = a.Policy.AllowedTenants
+		specs = append(specs, a2adelegation.RemoteAgentSpec{
+			Key: a.Key, DisplayName: a.DisplayName, Description: a.Description, Protocol: a.Protocol,
+			AgentCardURL: a.AgentCardURL, EndpointURL: a.EndpointURL, AuthRef: a.AuthRef, Tenant: a.Tenant,
+			Shortcut: a.Shortcut, FetchCard: a.FetchCard, Policy: p, Provenance: a2adelegation.ProvenanceHost,
+		})
+	}
+	return specs
+}
+
+// demoRemote serves the embedded "research" agent over real A2A on a
+// loopback port, the way `agentadaptor a2a serve --adapter scripted` does.
+type demoRemote struct {
+	srv    *http.Server
+	bridge *a2abridge.Server
+	done   chan struct{}
+	url    string
+}
+
+func startDemoRemote(opts Options) (*demoRemote, error) {
+	ad, err := scripted.New(scripted.Config{Executable: opts.Executable, ScenarioData: demoResearch, StateDir: opts.StateDir})
+	if err != nil {
+		return nil, err
+	}
+	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(ad.Named("research")), agentadaptor.WithLogger(opts.Logger))
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("demo research agent: %w", err)
+	}
+	base := "http://" + ln.Addr().String()
+	bridge, err := a2abridge.NewServer(a2abridge.Config{
+		SDK: sdk, Adapter: "research", Logger: opts.Logger, RunOptions: []agentadaptor.RunOption{agentadaptor.WithStreaming()},
+		Card: a2abridge.CardOptions{Name: "Research Agent", Description: "Scripted demo research agent", BaseURL: base},
+	})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	r := &demoRemote{srv: &http.Server{Handler: bridge.Handler(), ReadHeaderTimeout: 10 * time.Second}, bridge: bridge, done: make(chan struct{}), url: base}
+	go func() { defer close(r.done); _ = r.srv.Serve(ln) }()
+	return r, nil
+}
+
+func (r *demoRemote) cardURL() string { return r.url + a2abridge.PathAgentCard }
+
+func (r *demoRemote) close(ctx context.Context) {
+	_ = r.bridge.Close(ctx)
+	_ = r.srv.Shutdown(ctx)
+	<-r.done
+}
+
+// byAGUIRunID rewrites /agui/runs/{runId}/... from the stream's AG-UI runId
+// (the client's) to the SDK run id the delegation service keys on.
+func (h *Host) byAGUIRunID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("runId")
+		if sdkID, ok := h.sdkRunID(id); ok && sdkID != id {
+			r = r.Clone(r.Context())
+			r.URL.Path = strings.Replace(r.URL.Path, "/agui/runs/"+id+"/", "/agui/runs/"+sdkID+"/", 1)
+			r.URL.RawPath = ""
+			r.SetPathValue("runId", sdkID)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (h *Host) sdkRunID(aguiRunID string) (string, bool) {
+	if st, ok := h.hub.Stream(aguiRunID); ok {
+		return st.SDKRunID(), true
+	}
+	if hd, ok := h.registry.Lookup(aguiRunID); ok {
+		return hd.RunID(), true
+	}
+	return "", false
+}

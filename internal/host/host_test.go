@@ -1,0 +1,164 @@
+package host_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed0634/agentadaptor/internal/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	scripted.MaybeRunAgent()
+	os.Exit(m.Run())
+}
+
+func newHost(t *testing.T, cfg *hostconfig.Config) (*host.Host, *httptest.Server) {
+	t.Helper()
+	h, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h.Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = h.Shutdown(ctx)
+		srv.Close()
+		http.DefaultClient.CloseIdleConnections()
+	})
+	return h, srv
+}
+
+func post(t *testing.T, url, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+const input = `{"threadId":"thread-1","runId":"run-client-1","messages":[{"id":"u1","role":"user","content":"hello"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`
+
+func TestDemoHostStreamsAValidRun(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	_, srv := newHost(t, nil)
+	resp := post(t, srv.URL+"/agui", input)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("POST /agui: %d %s", resp.StatusCode, body)
+	}
+	if err := aguiverify.VerifyReader(bytes.NewReader(body)); err != nil {
+		t.Fatalf("invalid stream: %v\n%s", err, body)
+	}
+	if !bytes.Contains(body, []byte(`"runId":"run-client-1"`)) || !bytes.Contains(body, []byte("RUN_FINISHED")) {
+		t.Fatalf("stream: %s", body)
+	}
+	// The demo delegates to its research agent over real A2A: the nested
+	// subagent streams text and an artifact and finishes before the parent
+	// sees the tool result, and the parent's final text uses the summary.
+	order := []string{`"name":"subagent.started"`, `"name":"subagent.text.delta"`, `"name":"subagent.artifact"`, `"name":"subagent.finished"`, `"type":"TOOL_CALL_RESULT"`, "summary: a2a-go streams "}
+	at := 0
+	for _, want := range order {
+		i := bytes.Index(body[at:], []byte(want))
+		if i < 0 {
+			t.Fatalf("%s missing or out of order in:\n%s", want, body)
+		}
+		at += i
+	}
+	nodeValidate(t, body)
+	hr, err := http.Get(srv.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var health map[string]any
+	_ = json.NewDecoder(hr.Body).Decode(&health)
+	hr.Body.Close()
+	if health["status"] != "ok" {
+		t.Fatalf("healthz: %v", health)
+	}
+	// The whole stream is replayable by its runId; a complete one is a 204.
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/agui/runs/run-client-1/events", nil)
+	req.Header.Set("Last-Event-ID", "2")
+	rr, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay, _ := io.ReadAll(rr.Body)
+	rr.Body.Close()
+	if err := aguiverify.VerifyReader(bytes.NewReader(replay), aguiverify.AllowUnnumberedFrames()); err != nil || rr.StatusCode != 200 {
+		t.Fatalf("replay %d: %v\n%s", rr.StatusCode, err, replay)
+	}
+}
+
+func TestCancelEndpointStopsTheRun(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	scenario := filepath.Join(t.TempDir(), "slow.yaml")
+	_ = os.WriteFile(scenario, []byte("- say: working on it\n- sleep: 1h\n"), 0o600)
+	_, srv := newHost(t, &hostconfig.Config{Parent: hostconfig.Parent{Adapter: "scripted", Scenario: scenario}})
+	resp := post(t, srv.URL+"/agui", input)
+	defer resp.Body.Close()
+	br := make([]byte, 1)
+	if _, err := resp.Body.Read(br); err != nil {
+		t.Fatal(err)
+	}
+	cr := post(t, srv.URL+"/agui/runs/run-client-1/cancel", "")
+	cr.Body.Close()
+	if cr.StatusCode/100 != 2 {
+		t.Fatalf("cancel: %d", cr.StatusCode)
+	}
+	rest, _ := io.ReadAll(resp.Body)
+	if !bytes.Contains(rest, []byte(`"code":"cancelled"`)) {
+		t.Fatalf("stream after cancel: %s", rest)
+	}
+}
+
+func TestShutdownCancelsActiveRuns(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	scenario := filepath.Join(t.TempDir(), "slow.yaml")
+	_ = os.WriteFile(scenario, []byte("- say: working on it\n- sleep: 1h\n"), 0o600)
+	h, err := host.New(context.Background(), &hostconfig.Config{Parent: hostconfig.Parent{Adapter: "scripted", Scenario: scenario}}, host.Options{StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h.Handler()}
+	ln, err := netListen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Serve(ctx, srv, func() error { return srv.Serve(ln) }) }()
+	resp := post(t, "http://"+ln.Addr().String()+"/agui", input)
+	br := make([]byte, 1)
+	if _, err := resp.Body.Read(br); err != nil {
+		t.Fatal(err)
+	}
+	stop() // SIGINT/SIGTERM in the binary
+	rest, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err := <-done; err != nil && err != http.ErrServerClosed {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(rest, []byte("RUN_ERROR")) {
+		t.Fatalf("the run's stream did not end with its terminal event at shutdown: %s", rest)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}

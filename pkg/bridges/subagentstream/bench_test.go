@@ -1,0 +1,226 @@
+package subagentstream_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seed0634/agentadaptor/pkg/bridges/agui"
+	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
+	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
+	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+)
+
+// benchStream starts a parent that stays in a delegation tool call, and
+// returns its stream and bus.
+func benchStream(b *testing.B, opts subagentstream.Options) (*subagentstream.Hub, *subagentstream.Stream, a2adelegation.EventBus, string, func()) {
+	b.Helper()
+	bus := a2adelegation.NewMemoryBus()
+	hub := subagentstream.NewHub(bus, subagentstream.HubOptions{Stream: opts})
+	a := &shellParent{dir: b.TempDir()}
+	h := startParentB(b, a, a.script(P{Kind: "tool_call.start", ToolCallID: "toolu_1", ToolName: "delegate_to_agent"}, "wait:go"))
+	st := hub.Start(h, "th", "run-bench")
+	return hub, st, bus, h.RunID(), func() { a.releaseB(b, "go"); hub.Close() }
+}
+
+// BenchmarkMuxThroughput: subagent text deltas through the mux, the
+// subscriber queue and SSE framing, on one publishing goroutine.
+func BenchmarkMuxThroughput(b *testing.B) {
+	hub, st, bus, runID, done := benchStream(b, subagentstream.Options{ReplayFrames: 4096})
+	defer done()
+	_ = hub
+	sub, _ := st.Subscribe(0)
+	enc := sse.NewEncoder(io.Discard)
+	ctx := context.Background()
+	for i := 0; i < 3; i++ { // RUN_STARTED, TOOL_CALL_START, TOOL_CALL_ARGS?
+		if sub.Pending() == 0 {
+			break
+		}
+		f, _ := sub.Next(ctx)
+		_ = enc.WriteFrame(f.ID, f.Data)
+	}
+	pubs := make([]*pub, 10)
+	for i := range pubs {
+		pubs[i] = newPub(bus, runID, fmt.Sprintf("del-%d", i), "toolu_1")
+		pubs[i].send(a2adelegation.DelegationStarted)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	want := b.N + len(pubs)
+	go func() {
+		defer wg.Done()
+		n := 0
+		for n < want {
+			f, err := sub.Next(ctx)
+			if err != nil {
+				return
+			}
+			_ = enc.WriteFrame(f.ID, f.Data)
+			if f.Type == "CUSTOM" {
+				n++
+			}
+		}
+	}()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		pubs[i%len(pubs)].send(a2adelegation.DelegationTextDelta, delta("m", "token "))
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkRelayLatency measures bus publish -> SSE frame written with 100
+// concurrent delegations, beside a bare decode+encode relay of the same
+// events (the baseline): p50/p99 of both and their ratio.
+func BenchmarkRelayLatency(b *testing.B) {
+	const delegations = 100
+	hub, st, bus, runID, done := benchStream(b, subagentstream.Options{ReplayFrames: 4096})
+	defer done()
+	_ = hub
+	sub, _ := st.Subscribe(0)
+	ctx := context.Background()
+	enc := sse.NewEncoder(io.Discard)
+	stamps := make([]time.Time, b.N)
+	lat := make([]time.Duration, 0, b.N)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for len(lat) < b.N {
+			f, err := sub.Next(ctx)
+			if err != nil {
+				return
+			}
+			_ = enc.WriteFrame(f.ID, f.Data)
+			var m struct {
+				Name  string `json:"name"`
+				Value struct {
+					Delta string `json:"delta"`
+				} `json:"value"`
+			}
+			if f.Type != "CUSTOM" || json.Unmarshal(f.Data, &m) != nil || m.Name != "subagent.text.delta" {
+				continue
+			}
+			i, _ := strconv.Atoi(m.Value.Delta)
+			lat = append(lat, time.Since(stamps[i]))
+		}
+	}()
+	pubs := make([]*pub, delegations)
+	for i := range pubs {
+		pubs[i] = newPub(bus, runID, fmt.Sprintf("del-%d", i), "toolu_1")
+		pubs[i].send(a2adelegation.DelegationStarted)
+	}
+	b.ResetTimer()
+	var pw sync.WaitGroup
+	per := (b.N + delegations - 1) / delegations
+	for d := 0; d < delegations; d++ {
+		pw.Add(1)
+		go func() {
+			defer pw.Done()
+			for i := d * per; i < min((d+1)*per, b.N); i++ {
+				stamps[i] = time.Now()
+				pubs[d].send(a2adelegation.DelegationTextDelta, delta("m", strconv.Itoa(i)))
+				time.Sleep(50 * time.Microsecond) // a remote streams, it does not flood
+			}
+		}()
+	}
+	pw.Wait()
+	wg.Wait()
+	b.StopTimer()
+	p50, p99 := pct(lat, 50), pct(lat, 99)
+
+	// Baseline: the same events decoded from JSON and encoded as CUSTOM
+	// frames by one relay goroutine, no mux.
+	in := make(chan []byte, 1024)
+	var base []time.Duration
+	bstamps := make([]time.Time, b.N)
+	var bw sync.WaitGroup
+	bw.Add(1)
+	go func() {
+		defer bw.Done()
+		for raw := range in {
+			var ev a2adelegation.DelegationEvent
+			_ = json.Unmarshal(raw, &ev)
+			c := agui.NewCustomEvent(string(ev.Kind), subagentstream.Value(ev, "run", false), ev.Time)
+			data, _ := c.ToJSON()
+			_ = enc.WriteFrame(1, data)
+			i, _ := strconv.Atoi(ev.Delta)
+			base = append(base, time.Since(bstamps[i]))
+		}
+	}()
+	for i := 0; i < b.N; i++ {
+		bstamps[i] = time.Now()
+		raw, _ := json.Marshal(a2adelegation.DelegationEvent{RunID: runID, DelegationID: "d", Kind: a2adelegation.DelegationTextDelta, Delta: strconv.Itoa(i), Time: bstamps[i]})
+		in <- raw
+		if i%delegations == 0 {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	close(in)
+	bw.Wait()
+	b50, b99 := pct(base, 50), pct(base, 99)
+	b.ReportMetric(float64(p50.Microseconds()), "p50-µs")
+	b.ReportMetric(float64(p99.Microseconds()), "p99-µs")
+	b.ReportMetric(float64(b50.Microseconds()), "baseline-p50-µs")
+	b.ReportMetric(float64(b99.Microseconds()), "baseline-p99-µs")
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+// BenchmarkHeapPerDelegation reports the heap one active delegation costs
+// the mux and a subscriber (a small replay buffer, so it is excluded).
+func BenchmarkHeapPerDelegation(b *testing.B) {
+	const n = 1000
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		hub, st, bus, runID, done := benchStream(b, subagentstream.Options{ReplayFrames: 16})
+		sub, _ := st.Subscribe(0)
+		ctx := context.Background()
+		drained := make(chan struct{})
+		go func() {
+			defer close(drained)
+			for c := 0; c < n*3; {
+				f, err := sub.Next(ctx)
+				if err != nil {
+					return
+				}
+				if f.Type == "CUSTOM" {
+					c++
+				}
+			}
+		}()
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		b.StartTimer()
+		for d := 0; d < n; d++ {
+			p := newPub(bus, runID, fmt.Sprintf("del-%d", d), "toolu_1")
+			p.send(a2adelegation.DelegationStarted)
+			p.send(a2adelegation.DelegationStatus, func(e *a2adelegation.DelegationEvent) { e.Status = "working" })
+			p.send(a2adelegation.DelegationTextStart, msg("m"))
+		}
+		<-drained
+		b.StopTimer()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/n, "heap-B/delegation")
+		_ = hub
+		done()
+		b.StartTimer()
+	}
+}

@@ -1,0 +1,8 @@
+Feature: SSE reconnect keeps the nested subagent consistent (SPEC §19 scenario 7)
+
+  Scenario: UI reconnects while remote delegation is active
+    Given a remote delegation is active and streaming
+    When the browser disconnects and reconnects with Last-Event-ID
+    Then the mux replays buffered events after the requested cursor
+    And the delegator resubscribes or polls the remote A2A task if needed
+    And the UI receives a consistent terminal state exactly once

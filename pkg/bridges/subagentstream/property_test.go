@@ -1,0 +1,119 @@
+package subagentstream_test
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+	"time"
+
+	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
+	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+	"go.uber.org/goleak"
+)
+
+// TestMuxProperties drives random delegation event sequences (missing
+// started, duplicate and late terminals, unknown kinds, interleaved
+// delegations and messages) through a real stream and checks SPEC §22:
+// at most one terminal per delegation, a started event visible before it,
+// strictly increasing cursors, and per-(delegation, message) delta order.
+func TestMuxProperties(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	rng := rand.New(rand.NewSource(20261202))
+	kinds := []a2adelegation.DelegationEventKind{
+		a2adelegation.DelegationStarted, a2adelegation.DelegationStatus, a2adelegation.DelegationTextStart,
+		a2adelegation.DelegationTextDelta, a2adelegation.DelegationTextDelta, a2adelegation.DelegationTextDelta,
+		a2adelegation.DelegationTextEnd, a2adelegation.DelegationArtifactCreated, a2adelegation.DelegationInputRequired,
+		a2adelegation.DelegationFinished, a2adelegation.DelegationFailed, a2adelegation.DelegationCancelled, "subagent.custom",
+	}
+	for iter := 0; iter < 25; iter++ {
+		bus := a2adelegation.NewMemoryBus()
+		hub := subagentstream.NewHub(bus, subagentstream.HubOptions{Stream: subagentstream.Options{SubscriberBuffer: 1 + rng.Intn(8), HoldTimeout: 50 * time.Millisecond}})
+		a := &shellParent{dir: t.TempDir()}
+		nd := 1 + rng.Intn(4)
+		var steps []any
+		for d := 0; d < nd; d++ {
+			steps = append(steps, P{Kind: agentadaptor.KindToolCallStart, ToolCallID: fmt.Sprintf("toolu_%d", d), ToolName: "delegate_to_agent"})
+		}
+		steps = append(steps, "wait:go")
+		for d := 0; d < nd; d++ {
+			steps = append(steps, P{Kind: agentadaptor.KindToolCallResult, ToolCallID: fmt.Sprintf("toolu_%d", d), ToolResult: "r"})
+		}
+		h := startParent(t, a, a.script(steps...))
+		st := hub.Start(h, "th", fmt.Sprintf("run-p%d", iter))
+		slow, _ := st.Subscribe(0) // read only at the end: a slow client
+		watch, _ := st.Subscribe(0)
+		readUntil(t, watch, func(f *subagentstream.Frame) bool {
+			return f.Type == "TOOL_CALL_START" && strings.Contains(string(f.Data), fmt.Sprintf("toolu_%d", nd-1))
+		})
+		sent := map[[2]string]string{} // (delegation, message) -> deltas in publish order, until its terminal
+		ended := map[string]bool{}
+		for n := 0; n < 20+rng.Intn(60); n++ {
+			d := rng.Intn(nd)
+			id := fmt.Sprintf("del-%d", d)
+			parent := fmt.Sprintf("toolu_%d", d)
+			if rng.Intn(3) == 0 {
+				parent = "" // medium correlation
+			}
+			p := newPub(bus, h.RunID(), id, parent)
+			k := kinds[rng.Intn(len(kinds))]
+			m := fmt.Sprintf("m%d", rng.Intn(2))
+			dl := fmt.Sprintf("<%d>", n)
+			if k == a2adelegation.DelegationTextDelta && !ended[id] {
+				sent[[2]string{id, m}] += dl
+			}
+			if k.Terminal() {
+				ended[id] = true
+			}
+			p.send(k, delta(m, dl))
+		}
+		a.release(t, "go")
+		frames := readAll(t, slow)
+		watch.Close()
+		hub.Close()
+
+		var last uint64
+		terminals, started := map[string]int{}, map[string]bool{}
+		got := map[[2]string]string{}
+		for _, f := range frames {
+			if f.ID <= last {
+				t.Fatalf("iter %d: cursor %d after %d", iter, f.ID, last)
+			}
+			last = f.ID
+			l := label(f)
+			if !strings.HasPrefix(l, "CUSTOM(subagent.") {
+				continue
+			}
+			v := value(f)
+			id := v["delegationId"].(string)
+			switch l {
+			case "CUSTOM(subagent.started)":
+				started[id] = true
+			case "CUSTOM(subagent.finished)", "CUSTOM(subagent.failed)", "CUSTOM(subagent.cancelled)":
+				terminals[id]++
+				if !started[id] {
+					t.Fatalf("iter %d: %s terminal before started", iter, id)
+				}
+			case "CUSTOM(subagent.text.delta)":
+				got[[2]string{id, v["messageId"].(string)}] += v["delta"].(string)
+			default:
+				if !started[id] {
+					t.Fatalf("iter %d: %s %s before started", iter, id, l)
+				}
+			}
+		}
+		for id, n := range terminals {
+			if n > 1 {
+				t.Fatalf("iter %d: %s has %d terminals", iter, id, n)
+			}
+		}
+		for k, want := range sent {
+			if got[k] != want {
+				t.Fatalf("iter %d: %v deltas %q, want %q", iter, k, got[k], want)
+			}
+		}
+		assertSpecVerifier(t, frames)
+		verify(t, frames)
+	}
+}
