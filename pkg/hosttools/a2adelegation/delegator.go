@@ -239,9 +239,11 @@ func (d *delegation) run(parent context.Context) Result {
 	}
 	defer d.entry.release(d.req.RunID)
 
-	if d.spec.Protocol != ProtocolA2A {
-		d.begin()
-		d.finish(DelegationFailed, &DelegationError{Code: CodeCapabilityUnsupported, Message: fmt.Sprintf("Agent %q speaks %s, which this host cannot delegate to yet.", d.spec.Key, d.spec.Protocol)})
+	if d.spec.Protocol == ProtocolAGUI {
+		d.runAGUI(tctx) // agui.go
+		if d.m.contextID != "" {
+			s.rememberContext(d.req, d.spec, d.m.contextID)
+		}
 		return d.result()
 	}
 	client, fp, cerr := s.reg.connect(tctx, d.entry)
@@ -264,18 +266,7 @@ func (d *delegation) run(parent context.Context) Result {
 		d.finish(DelegationFailed, &DelegationError{Code: CodeCapabilityUnsupported, Message: fmt.Sprintf("Agent %q does not support streaming, which host policy requires.", d.spec.Key)})
 		return d.result()
 	}
-	d.m.cfg = mapperConfig{
-		streamText: d.mode == "streaming", allowInput: d.spec.Policy.AllowInputRequired,
-		maxArtifactBytes: d.spec.Policy.MaxArtifactBytes, maxArtifacts: d.eff.MaxArtifacts,
-		runID: d.req.RunID, delegationID: d.id,
-	}
-	if d.spec.Policy.AllowRemoteArtifacts {
-		d.m.cfg.put = func(a StoredArtifact) error {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			return s.artifacts.Put(ctx, a)
-		}
-	}
+	d.configureMapper(d.mode == "streaming")
 	if !caps.Streaming {
 		d.publish(DelegationEvent{Kind: DelegationStatus, Status: "polling", Text: "The remote agent does not stream; following its task state by polling.",
 			Raw: map[string]any{"reason": string(CodeCapabilityUnsupported)}})
@@ -287,6 +278,23 @@ func (d *delegation) run(parent context.Context) Result {
 		s.rememberContext(d.req, d.spec, d.m.contextID)
 	}
 	return d.result()
+}
+
+// configureMapper applies the policy to the mapper (both protocols).
+func (d *delegation) configureMapper(streamText bool) {
+	d.m.cfg = mapperConfig{
+		streamText: streamText, allowInput: d.spec.Policy.AllowInputRequired,
+		maxArtifactBytes: d.spec.Policy.MaxArtifactBytes, maxArtifacts: d.eff.MaxArtifacts,
+		runID: d.req.RunID, delegationID: d.id,
+	}
+	if d.spec.Policy.AllowRemoteArtifacts {
+		store := d.s.artifacts
+		d.m.cfg.put = func(a StoredArtifact) error {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			return store.Put(ctx, a)
+		}
+	}
 }
 
 // execute drives the remote task to a terminal event.
@@ -569,7 +577,10 @@ func clientFailure(err error, remoteStatus string) *DelegationError {
 }
 
 // begin records the delegation and publishes subagent.started.
-func (d *delegation) begin() {
+func (d *delegation) begin() { d.beginRaw(nil) }
+
+// beginRaw is begin with protocol-specific Raw fields added to the started event.
+func (d *delegation) beginRaw(extra map[string]any) {
 	s := d.s
 	s.audit.Begin(AuditRecord{DelegationID: d.id, RunID: d.req.RunID, ParentToolCallID: s.corr.ParentOf(d.id), AgentKey: d.spec.Key,
 		AgentName: d.spec.DisplayName, Protocol: d.spec.Protocol, Tenant: d.spec.Tenant, CardFingerprint: d.fingerprint, Mode: d.mode,
@@ -580,6 +591,9 @@ func (d *delegation) begin() {
 	}
 	if d.mode != "" {
 		raw["mode"] = d.mode
+	}
+	for k, v := range extra {
+		raw[k] = v
 	}
 	d.publish(DelegationEvent{Kind: DelegationStarted, Status: "starting", Raw: raw})
 	s.log.Info("delegation started", "delegation_id", d.id, "run_id", d.req.RunID, "agent", d.spec.Key, "mode", d.mode)
@@ -664,7 +678,7 @@ func (d *delegation) result() Result {
 		res.Artifacts[i].Name = red.str(res.Artifacts[i].Name)
 	}
 	if m.taskID != "" {
-		res.RawTask = &RawTask{Provider: ProtocolA2A, TaskID: m.taskID}
+		res.RawTask = &RawTask{Provider: d.spec.Protocol, TaskID: m.taskID}
 	}
 	switch m.terminal {
 	case DelegationFinished:
@@ -696,8 +710,8 @@ func (d *delegation) result() Result {
 	return res
 }
 
-// buildMessage composes the A2A message of the delegated task.
-func (d *delegation) buildMessage(contextID string) *sdka2a.Message {
+// taskText is the delegated task as one text: objective, prompt and context.
+func (d *delegation) taskText() string {
 	var b strings.Builder
 	b.WriteString(d.req.Objective)
 	if p := strings.TrimSpace(d.req.Input.Prompt); p != "" {
@@ -708,7 +722,12 @@ func (d *delegation) buildMessage(contextID string) *sdka2a.Message {
 		b.WriteString("\n\nContext:\n")
 		b.WriteString(c)
 	}
-	parts := []*sdka2a.Part{sdka2a.NewTextPart(b.String())}
+	return b.String()
+}
+
+// buildMessage composes the A2A message of the delegated task.
+func (d *delegation) buildMessage(contextID string) *sdka2a.Message {
+	parts := []*sdka2a.Part{sdka2a.NewTextPart(d.taskText())}
 	var refs []map[string]string
 	for _, a := range d.req.Input.Artifacts {
 		if del, aid, ok := ParseArtifactURI(a.URI); ok {

@@ -646,9 +646,8 @@ func TestCapabilityUnsupported(t *testing.T) {
 	legacy := fake(t, fakea2a.Options{Streaming: false, Behavior: fakea2a.Script(fakea2a.Completed("x"))})
 	e := newEnv(t, []RemoteAgentSpec{
 		specFor("strict", legacy, func(s *RemoteAgentSpec) { s.Policy.RequireStreaming = true }),
-		{Key: "agui", Protocol: ProtocolAGUI, EndpointURL: "http://127.0.0.1:1/agui"},
 	})
-	for _, key := range []string{"strict", "agui"} {
+	for _, key := range []string{"strict"} { // AG-UI agents are delegated to: agui_test.go
 		res := e.svc.Delegate(tctx(t), Request{RunID: "run-cap", Agent: key, Objective: "x"})
 		if res.Error == nil || res.Error.Code != CodeCapabilityUnsupported {
 			t.Errorf("%s: %+v", key, res)

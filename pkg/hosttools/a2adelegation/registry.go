@@ -14,6 +14,7 @@ import (
 	"time"
 
 	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
+	aguiclient "github.com/seed0634/agentadaptor/pkg/clients/agui"
 )
 
 // Remote protocols of a RemoteAgentSpec.
@@ -128,6 +129,7 @@ type agentEntry struct {
 
 	mu       sync.Mutex
 	client   *a2aclient.Client
+	agui     *aguiclient.Client // Protocol "agui" (agui.go)
 	card     *a2aclient.Card
 	caps     RemoteCapabilities
 	rejected error // permanent: malformed card at startup
@@ -494,11 +496,14 @@ func (r *Registry) Close() {
 	for _, e := range r.agents {
 		e.mu.Lock()
 		e.closed = true
-		c := e.client
-		e.client = nil
+		c, ac := e.client, e.agui
+		e.client, e.agui = nil, nil
 		e.mu.Unlock()
 		if c != nil {
 			_ = c.Close()
+		}
+		if ac != nil {
+			_ = ac.Close()
 		}
 	}
 }
