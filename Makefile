@@ -2,7 +2,7 @@
 GO ?= go
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $(shell $(GO) env GOPATH)/bin/staticcheck)
 
-.PHONY: all deps lint test gotest serve build
+.PHONY: all deps lint test gotest fuzz serve build
 
 all: test
 
@@ -23,4 +23,7 @@ lint:
 gotest:
 	$(GO) test -race -timeout 20m ./...
 
-test: deps lint gotest
+fuzz:
+	./scripts/fuzz.sh
+
+test: deps lint gotest fuzz
