@@ -49,18 +49,21 @@ type Host struct {
 	mux      *http.ServeMux
 }
 
-// New builds a host from cfg. A nil cfg is the embedded demo: the scripted
+// New builds a host from cfg. A nil cfg (or one with the scripted parent
+// and neither a scenario nor agents) is the embedded demo: the scripted
 // parent delegating to a scripted "research" agent that the host serves
 // over real A2A on loopback. Agent cards marked fetch_card: startup are
 // fetched before New returns, bounded by ctx.
 func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, err error) {
-	demo := cfg == nil
-	if demo {
+	if cfg == nil {
 		cfg = &hostconfig.Config{}
-		if err := cfg.Validate(); err != nil {
-			return nil, err
-		}
 	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	// The demo parent (scripted, no scenario of its own) always comes with
+	// the demo's research agent it delegates to.
+	demo := cfg.Parent.Adapter == "scripted" && cfg.Parent.Scenario == "" && len(cfg.Agents) == 0
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -163,6 +166,9 @@ func (h *Host) Addr() string {
 	return DefaultAddr
 }
 
+// ActiveRuns returns how many parent runs are active.
+func (h *Host) ActiveRuns() int { return h.registry.Len() }
+
 // SDK returns the host's SDK.
 func (h *Host) SDK() *agentadaptor.SDK { return h.sdk }
 
@@ -172,6 +178,9 @@ func (h *Host) SDK() *agentadaptor.SDK { return h.sdk }
 // demo's remote agent.
 func (h *Host) Shutdown(ctx context.Context) error {
 	err := h.registry.CancelAll(ctx)
+	if werr := h.hub.Wait(ctx); werr != nil && err == nil {
+		err = werr
+	}
 	h.hub.Close()
 	h.closeServices(ctx)
 	return err

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -161,4 +162,41 @@ func TestShutdownCancelsActiveRuns(t *testing.T) {
 		t.Fatalf("the run's stream did not end with its terminal event at shutdown: %s", rest)
 	}
 	http.DefaultClient.CloseIdleConnections()
+}
+
+// TestHTTPAgentAgainstServe runs @ag-ui/client's HttpAgent (a client nobody
+// here wrote) against the host: the demo run with its nested subagent passes
+// the client's own verification, and abortRun() ends the Go run (after the
+// reconnect grace) with its child process gone.
+func TestHTTPAgentAgainstServe(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	root, _ := filepath.Abs("../..")
+	if _, err := os.Stat(filepath.Join(root, "node_modules/@ag-ui/client")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("node_modules missing in CI: run scripts/deps.sh")
+		}
+		t.Skip("node_modules missing: run scripts/deps.sh")
+	}
+	h, srv := newHost(t, &hostconfig.Config{ReconnectGrace: hostconfig.Duration(50 * time.Millisecond)})
+	node := func(args ...string) []byte {
+		cmd := exec.Command("node", append([]string{filepath.Join(root, "tests/node/httpagent-run.mjs"), srv.URL + "/agui"}, args...)...)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("httpagent-run %v: %v\n%s", args, err, out)
+		}
+		return out
+	}
+	out := node("--run-id", "run-httpagent", "--expect", "RUN_FINISHED")
+	if !bytes.Contains(out, []byte(`"ok":true`)) || !bytes.Contains(out, []byte("CUSTOM")) || !bytes.Contains(out, []byte("TOOL_CALL_RESULT")) {
+		t.Fatalf("HttpAgent summary: %s", out)
+	}
+	node("--run-id", "run-abort", "--abort-after-event", "TOOL_CALL_START")
+	deadline := time.Now().Add(30 * time.Second)
+	for h.ActiveRuns() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the aborted run was not cancelled")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

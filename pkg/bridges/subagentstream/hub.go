@@ -96,6 +96,26 @@ func (h *Hub) Close() {
 	h.mu.Unlock()
 }
 
+// Wait blocks until every stream started so far has emitted its terminal
+// event, or ctx ends. Hosts call it on shutdown after cancelling the runs and
+// before Close, so that no stream is cut before its end.
+func (h *Hub) Wait(ctx context.Context) error {
+	h.mu.Lock()
+	var pending []*hubStream
+	for _, st := range h.streams {
+		pending = append(pending, st)
+	}
+	h.mu.Unlock()
+	for _, st := range pending {
+		select {
+		case <-st.Done():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
 // Stream returns the stream of the run with the given AG-UI runId.
 func (h *Hub) Stream(runID string) (*Stream, bool) {
 	h.mu.Lock()
