@@ -16,6 +16,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/gowebpki/jcs"
 	"golang.org/x/mod/semver"
+
+	"github.com/seed0634/agentadaptor/internal/authref"
 )
 
 // Card is a fetched, validated Agent Card.
@@ -218,7 +220,7 @@ func (c *Card) selectInterfaces(legacyShape bool) *Error {
 		if !u.IsAbs() && base != nil {
 			u = base.ResolveReference(u)
 		}
-		if originOf(u) == "" {
+		if authref.OriginOf(u) == "" {
 			c.Ignored = append(c.Ignored, where+": url is not an absolute http(s) URL")
 			continue
 		}

@@ -14,6 +14,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"golang.org/x/mod/semver"
+
+	"github.com/seed0634/agentadaptor/internal/authref"
 )
 
 // DefaultRequestTimeout bounds unary calls (Send, GetTask, CancelTask) when
@@ -79,7 +81,7 @@ func NewClient(ctx context.Context, cardURL string, opts Options) (*Client, erro
 			timeout = DefaultCardFetchTimeout
 		}
 		hc, owned := newHTTPClient(opts.HTTPClient, Origin(cardURL), cred)
-		card, err = fetchCard(ctx, hc, cardURL, timeout, cred.secret(), time.Now)
+		card, err = fetchCard(ctx, hc, cardURL, timeout, authref.Secret(cred), time.Now)
 		if owned != nil {
 			owned.CloseIdleConnections()
 		}
@@ -279,7 +281,7 @@ func (c *Client) Send(ctx context.Context, r SendRequest) (*SendResult, error) {
 	defer cancel()
 	res, err := c.sdk.SendMessage(ctx, req)
 	if err != nil {
-		return nil, classify(ctx, op, err, rec.Status(), false, c.cred.secret())
+		return nil, classify(ctx, op, err, rec.Status(), false, authref.Secret(c.cred))
 	}
 	if err := ValidateEvent(res); err != nil {
 		return nil, withOp(err, op)
@@ -314,7 +316,7 @@ func (c *Client) GetTask(ctx context.Context, r GetTaskRequest) (*Task, error) {
 	defer cancel()
 	t, err := c.sdk.GetTask(ctx, &sdk.GetTaskRequest{ID: r.TaskID, Tenant: r.Tenant, HistoryLength: r.HistoryLength})
 	if err != nil {
-		return nil, classify(ctx, op, err, rec.Status(), false, c.cred.secret())
+		return nil, classify(ctx, op, err, rec.Status(), false, authref.Secret(c.cred))
 	}
 	if err := ValidateEvent(t); err != nil {
 		return nil, withOp(err, op)
@@ -346,7 +348,7 @@ func (c *Client) CancelTask(ctx context.Context, r CancelTaskRequest) (*Task, er
 	defer cancel()
 	t, err := c.sdk.CancelTask(ctx, &sdk.CancelTaskRequest{ID: r.TaskID, Tenant: r.Tenant, Metadata: r.Metadata})
 	if err != nil {
-		return nil, classify(ctx, op, err, rec.Status(), false, c.cred.secret())
+		return nil, classify(ctx, op, err, rec.Status(), false, authref.Secret(c.cred))
 	}
 	if err := ValidateEvent(t); err != nil {
 		return nil, withOp(err, op)

@@ -13,7 +13,8 @@
 //     terminal/interrupted state helpers ([IsTerminal], [IsInterrupted]).
 //   - Recovery of a cut stream by resubscribing or polling ([RecoverTask]).
 //   - Credentials from host auth references ("env:NAME", "file:/path") sent as
-//     a bearer token only to the card's own origin ([ResolveAuthRef]).
+//     a bearer token only to the card's own origin ([ResolveAuthRef]); the
+//     mechanics are internal/authref's, shared with pkg/clients/agui.
 //   - One typed error, [*Error], whose [Kind] says what the caller can do.
 //
 // It must not decide delegation policy (timeouts per agent, artifact limits,

@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/seed0634/agentadaptor/internal/authref"
 )
 
 // Kind classifies an [*Error] by what the caller can do about it.
@@ -180,30 +182,8 @@ func (e *CardError) Error() string {
 	return fmt.Sprintf("invalid agent card: field %q: %s", e.Field, e.Problem)
 }
 
-// redactedError replaces an error whose text contained a secret.
-type redactedError struct {
-	msg      string
-	sentinel error
-}
-
-func (r *redactedError) Error() string { return r.msg }
-func (r *redactedError) Unwrap() error { return r.sentinel }
-
-// redactErr returns err unchanged unless its text contains secret.
-func redactErr(err error, secret string) error {
-	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
-		return err
-	}
-	r := &redactedError{msg: strings.ReplaceAll(err.Error(), secret, "[REDACTED]")}
-	for _, s := range sdkSentinels {
-		if errors.Is(err, s) {
-			r.sentinel = s
-			break
-		}
-	}
-	return r
-}
-
+// sdkSentinels stay reachable (errors.Is) through a redacted error, so that
+// redaction does not change its classification.
 var sdkSentinels = []error{
 	sdk.ErrTaskNotFound, sdk.ErrUnauthenticated, sdk.ErrUnauthorized, sdk.ErrInvalidParams,
 	sdk.ErrInvalidRequest, sdk.ErrUnsupportedOperation, sdk.ErrTaskNotCancelable,
@@ -233,7 +213,7 @@ func classify(ctx context.Context, op string, err error, status int, midStream b
 		}
 		return existing
 	}
-	err = redactErr(err, secret)
+	err = authref.RedactErr(err, secret, sdkSentinels...)
 	mk := func(k Kind) *Error { return &Error{Kind: k, Op: op, Status: status, Err: err} }
 
 	// The caller's context wins: its cancellation explains whatever the

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/seed0634/agentadaptor/internal/authref"
 )
 
 const (
@@ -140,7 +142,7 @@ func (r *CardResolver) fetch(ctx context.Context, cardURL string) (*Card, error)
 	if owned != nil {
 		defer owned.CloseIdleConnections()
 	}
-	return fetchCard(ctx, client, cardURL, r.opts.FetchTimeout, r.opts.Credential.secret(), r.opts.Now)
+	return fetchCard(ctx, client, cardURL, r.opts.FetchTimeout, authref.Secret(r.opts.Credential), r.opts.Now)
 }
 
 // FetchCard fetches, validates and fingerprints the Agent Card at cardURL

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/seed0634/agentadaptor/internal/authref"
 )
 
 // StreamOptions tune a [Stream]. The zero value gives the safe defaults.
@@ -297,7 +299,7 @@ func (c *Client) SendStreaming(ctx context.Context, r SendRequest, opts ...Strea
 	if err != nil {
 		return nil, &Error{Kind: KindRejected, Op: op, Err: err}
 	}
-	return newStream(ctx, op, c.cred.secret(), firstOpt(opts), func(sctx context.Context) iter.Seq2[Event, error] {
+	return newStream(ctx, op, authref.Secret(c.cred), firstOpt(opts), func(sctx context.Context) iter.Seq2[Event, error] {
 		return c.sdk.SendStreamingMessage(sctx, req)
 	})
 }
@@ -319,7 +321,7 @@ func (c *Client) Subscribe(ctx context.Context, r SubscribeRequest, opts ...Stre
 		return nil, &Error{Kind: KindRejected, Op: op, Err: errors.New("SubscribeRequest.TaskID is required")}
 	}
 	req := &sdk.SubscribeToTaskRequest{ID: r.TaskID, Tenant: r.Tenant}
-	return newStream(ctx, op, c.cred.secret(), firstOpt(opts), func(sctx context.Context) iter.Seq2[Event, error] {
+	return newStream(ctx, op, authref.Secret(c.cred), firstOpt(opts), func(sctx context.Context) iter.Seq2[Event, error] {
 		return c.sdk.SubscribeToTask(sctx, req)
 	})
 }

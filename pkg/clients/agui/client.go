@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/types"
+
+	"github.com/seed0634/agentadaptor/internal/authref"
 )
 
 // Defaults of [Options].
@@ -101,7 +103,7 @@ func New(opts Options) (*Client, error) {
 		return nil, errors.New("agui: Options.EndpointURL is required")
 	case err != nil:
 		return nil, fmt.Errorf("agui: Options.EndpointURL: %v", err)
-	case originOf(u) == "":
+	case authref.OriginOf(u) == "":
 		return nil, fmt.Errorf("agui: Options.EndpointURL %q: want an absolute http or https URL", u.Redacted())
 	case u.User != nil:
 		return nil, fmt.Errorf("agui: Options.EndpointURL %q: user info is not allowed; use AuthRef", u.Redacted())
@@ -130,7 +132,7 @@ func New(opts Options) (*Client, error) {
 		return nil, errors.New("agui: Options.MaxFrameBytes and MaxStreamBytes must not be negative")
 	}
 	c := &Client{
-		endpoint: u, origin: originOf(u), cred: cred, headers: headers,
+		endpoint: u, origin: authref.OriginOf(u), cred: cred, headers: headers,
 		maxFrame: opts.MaxFrameBytes, maxStream: opts.MaxStreamBytes,
 		connectTimeout: durationOr(opts.ConnectTimeout, DefaultConnectTimeout),
 		idleTimeout:    durationOr(opts.IdleTimeout, DefaultIdleTimeout),
@@ -138,20 +140,7 @@ func New(opts Options) (*Client, error) {
 	if c.maxFrame == 0 {
 		c.maxFrame = DefaultMaxFrameBytes
 	}
-	var rt http.RoundTripper
-	if opts.HTTPClient != nil && opts.HTTPClient.Transport != nil {
-		rt = opts.HTTPClient.Transport
-	} else {
-		c.owned = http.DefaultTransport.(*http.Transport).Clone()
-		rt = c.owned
-	}
-	c.http = &http.Client{
-		Transport:     &authTransport{base: rt, origin: c.origin, cred: cred},
-		CheckRedirect: checkRedirect,
-	}
-	if opts.HTTPClient != nil {
-		c.http.Jar = opts.HTTPClient.Jar
-	}
+	c.http, c.owned = newHTTPClient(opts.HTTPClient, c.origin, cred)
 	return c, nil
 }
 
@@ -325,7 +314,7 @@ func (c *Client) Run(ctx context.Context, in Input) (*Stream, error) {
 		cancel(errStreamDone)
 		return nil, e
 	}
-	secret := c.cred.secret()
+	secret := authref.Secret(c.cred)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fail(c.requestError(ctx, sctx, err))
@@ -352,7 +341,7 @@ func (c *Client) Run(ctx context.Context, in Input) (*Stream, error) {
 
 // requestError classifies a failure before the response headers.
 func (c *Client) requestError(callerCtx, sctx context.Context, err error) *Error {
-	secret := c.cred.secret()
+	secret := authref.Secret(c.cred)
 	if cerr := callerCtx.Err(); cerr != nil {
 		return ctxError(callerCtx, "run", secret)
 	}
@@ -361,7 +350,7 @@ func (c *Client) requestError(callerCtx, sctx context.Context, err error) *Error
 			return &Error{Kind: KindTimeout, Op: "run", Err: cause}
 		}
 	}
-	var re *redirectError
+	var re *authref.RedirectError
 	if errors.As(err, &re) {
 		return &Error{Kind: KindProtocol, Op: "run", Err: re}
 	}

@@ -36,12 +36,13 @@
 // retries, artifact limits) and must not produce UI or delegation events
 // (DelegationEvent, subagent.* CUSTOM events, StreamPayload): callers read
 // the SDK event values this package hands out and map them themselves
-// (SPEC §9, "Remote AG-UI to DelegationEvent"). It imports the AG-UI Go SDK
-// and the standard library only: never pkg/hosttools, pkg/adapters or the
-// bridges.
+// (SPEC §9, "Remote AG-UI to DelegationEvent"). It imports the AG-UI Go SDK,
+// internal/authref and the standard library only: never pkg/hosttools,
+// pkg/adapters, the bridges or pkg/clients/a2a.
 //
-// The credential helpers mirror pkg/clients/a2a instead of importing it:
-// that package's Credential keeps its token unexported (only its own
-// transport can use it), so an a2a.Credential is of no use here, and
-// importing it would also pull the A2A SDK into every AG-UI caller.
+// The credential handling (auth references, [Credential], the origin-bound
+// transport and redirect policy, redaction) lives in internal/authref,
+// shared with pkg/clients/a2a without pulling the A2A SDK into AG-UI
+// callers; [Credential] and [AuthRefError] are aliases of its types, while
+// [ErrInvalidAuthRef] and the "agui:" error prefix stay this package's own.
 package agui

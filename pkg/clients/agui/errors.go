@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/seed0634/agentadaptor/internal/authref"
 )
 
 // Kind classifies an [*Error] by what the caller can do about it.
@@ -176,29 +178,11 @@ func KindOf(err error) Kind {
 	return 0
 }
 
-// redactedError replaces an error whose text contained the secret, keeping
-// the context sentinels reachable for errors.Is.
-type redactedError struct {
-	msg   string
-	cause error
-}
-
-func (r *redactedError) Error() string { return r.msg }
-func (r *redactedError) Unwrap() error { return r.cause }
-
-// redactErr returns err unchanged unless its text contains secret.
+// redactErr returns err unchanged unless its text contains secret; a
+// redacted error keeps the context sentinels and this package's protocol
+// causes reachable for errors.Is.
 func redactErr(err error, secret string) error {
-	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
-		return err
-	}
-	r := &redactedError{msg: strings.ReplaceAll(err.Error(), secret, "[REDACTED]")}
-	for _, s := range []error{context.Canceled, context.DeadlineExceeded, ErrFrameTooLarge, ErrStreamTooLarge, ErrMalformedEvent} {
-		if errors.Is(err, s) {
-			r.cause = s
-			break
-		}
-	}
-	return r
+	return authref.RedactErr(err, secret, context.Canceled, context.DeadlineExceeded, ErrFrameTooLarge, ErrStreamTooLarge, ErrMalformedEvent)
 }
 
 // maxExcerpt bounds Error.Body.
@@ -213,9 +197,7 @@ func excerpt(b []byte, truncated bool, secret string) string {
 		b = b[:max(0, len(b)-len(secret))]
 	}
 	s := string(b)
-	if secret != "" {
-		s = strings.ReplaceAll(s, secret, "[REDACTED]")
-	}
+	s = authref.Redact(s, secret)
 	s = strings.Map(func(r rune) rune {
 		if r == utf8.RuneError || unicode.IsControl(r) {
 			return ' '

@@ -1,0 +1,129 @@
+package authref
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Origin returns the RFC 6454 origin "scheme://host:port" of rawURL with the
+// scheme and host lowercased and the default port made explicit. It returns
+// "" for URLs that are not absolute http(s) URLs.
+func Origin(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return OriginOf(u)
+}
+
+// OriginOf is [Origin] for a parsed URL; nil gives "".
+func OriginOf(u *url.URL) string {
+	if u == nil || u.Host == "" {
+		return ""
+	}
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	switch scheme {
+	case "http":
+		if port == "" {
+			port = "80"
+		}
+	case "https":
+		if port == "" {
+			port = "443"
+		}
+	default:
+		return ""
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// Transport writes the bearer credential into requests for the trusted
+// origin only, and keeps it off requests to any other origin. It never
+// modifies the caller's request (it clones before changing headers).
+type Transport struct {
+	// Base sends the requests.
+	Base http.RoundTripper
+	// Origin is the trusted origin (see [Origin]); "" means the credential
+	// is never sent.
+	Origin string
+	// Cred is the credential; nil means none is sent.
+	Cred *Credential
+	// StripForeignAuth removes every Authorization header from requests to
+	// other origins. When false, only a header that carries Cred's token is
+	// removed (other auth the base client adds is left alone).
+	StripForeignAuth bool
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	secret := Secret(t.Cred)
+	same := t.Origin != "" && OriginOf(req.URL) == t.Origin
+	auth := req.Header.Get("Authorization")
+	switch {
+	case same && secret != "":
+		req = req.Clone(req.Context())
+		req.Header.Set("Authorization", "Bearer "+secret)
+	case !same && auth != "" && t.StripForeignAuth,
+		secret != "" && strings.Contains(auth, secret):
+		// Defense in depth: never let the token leave for another origin.
+		req = req.Clone(req.Context())
+		req.Header.Del("Authorization")
+	}
+	return t.Base.RoundTrip(req)
+}
+
+// NewHTTPClient builds the *http.Client a client uses for one remote
+// endpoint: requests go through t (whose Base, when nil, becomes base's
+// Transport, or a clone of http.DefaultTransport when base has none),
+// redirects are judged by checkRedirect, and base's cookie jar is kept.
+// base's Timeout and CheckRedirect are not used: the client has no overall
+// Timeout (it would cut SSE streams).
+//
+// owned is the transport it cloned (nil when it used base's); the caller
+// releases it with CloseIdleConnections.
+func NewHTTPClient(base *http.Client, t Transport, checkRedirect func(*http.Request, []*http.Request) error) (c *http.Client, owned *http.Transport) {
+	if t.Base == nil {
+		if base != nil && base.Transport != nil {
+			t.Base = base.Transport
+		} else {
+			owned = http.DefaultTransport.(*http.Transport).Clone()
+			t.Base = owned
+		}
+	}
+	c = &http.Client{Transport: &t, CheckRedirect: checkRedirect}
+	if base != nil {
+		c.Jar = base.Jar
+	}
+	return c, owned
+}
+
+// MaxRedirects is how many redirects [CheckRedirect] follows.
+const MaxRedirects = 10
+
+// RedirectError is a redirect [CheckRedirect] refused.
+type RedirectError struct{ msg string }
+
+func (e *RedirectError) Error() string { return e.msg }
+
+// CheckRedirect is the redirect policy of an origin-bound client (use it in
+// a func assigned to http.Client.CheckRedirect): it follows at most
+// [MaxRedirects] redirects, and only within the origin of the first request,
+// so neither the credential nor the payload goes to another origin. It
+// returns a [*RedirectError] whose text ends with fix (what the user should
+// do instead, e.g. "configure the final endpoint URL").
+func CheckRedirect(req *http.Request, via []*http.Request, fix string) error {
+	if len(via) == 0 {
+		return nil
+	}
+	if len(via) >= MaxRedirects {
+		return &RedirectError{fmt.Sprintf("stopped after %d redirects", MaxRedirects)}
+	}
+	if from, to := OriginOf(via[0].URL), OriginOf(req.URL); from != to {
+		return &RedirectError{fmt.Sprintf("refused redirect from %s to another origin %s; %s", from, to, fix)}
+	}
+	return nil
+}
