@@ -300,3 +300,48 @@ func TestSessionKeyResumes(t *testing.T) {
 		t.Errorf("resume ids: %q then %q", seen[0].ResumeSessionID, seen[1].ResumeSessionID)
 	}
 }
+
+// observingService records RunCancelling and Release in order.
+type observingService struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (s *observingService) Ensure(context.Context, agentadaptor.RuntimeServiceRequest) (agentadaptor.RuntimeService, error) {
+	return s, nil
+}
+func (s *observingService) Ref() agentadaptor.RuntimeServiceRef {
+	return agentadaptor.RuntimeServiceRef{ID: "obs"}
+}
+func (s *observingService) RunCancelling() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = append(s.events, "cancelling")
+}
+func (s *observingService) Release(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = append(s.events, "released")
+	return nil
+}
+
+func TestRunCancelObserverHearsCancelBeforeTheChildExits(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx := testCtx(t)
+	obs := &observingService{}
+	// The child ignores SIGINT: without the observer the service would only
+	// learn of the cancel after the grace period, at Release.
+	sdk := newSDK(t, &shellAdapter{script: "trap '' INT; sleep 30"})
+	h, err := sdk.Start(ctx, "x", agentadaptor.WithRuntimeServices(obs), agentadaptor.WithCancelGrace(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Cancel(ctx); err != nil {
+		t.Fatal(err)
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if strings.Join(obs.events, ",") != "cancelling,released" {
+		t.Fatalf("events %v, want cancelling then released", obs.events)
+	}
+}

@@ -399,6 +399,11 @@ func (r *run) supervise() {
 	select {
 	case waitErr = <-exited:
 	case <-r.ctx.Done():
+		for _, svc := range r.services {
+			if o, ok := svc.(RunCancelObserver); ok {
+				o.RunCancelling()
+			}
+		}
 		_ = signalGroup(pid, syscall.SIGINT)
 		t := time.NewTimer(r.cfg.grace)
 		select {

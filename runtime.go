@@ -67,6 +67,15 @@ type RuntimeService interface {
 	Release(ctx context.Context) error
 }
 
+// RunCancelObserver is an optional interface of a [RuntimeService]: the SDK
+// calls RunCancelling as soon as its run is cancelled or times out, before it
+// signals the child and waits for it, so the service can start cascading the
+// cancellation (for example to remote tasks) without waiting for a CLI that
+// is slow to exit. It must not block; Release still follows.
+type RunCancelObserver interface {
+	RunCancelling()
+}
+
 // RuntimeServiceManager provisions a per-run service. Ensure is called after the
 // RunID is allocated and before the effective MCP set is computed; an error
 // fails the run's start with FailureRuntimeService.

@@ -123,7 +123,10 @@ func (a *Adapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (
 	case req.SessionKey != "":
 		args = append(args, "--session-id", newUUID())
 	}
-	env := map[string]string{AgentEnv: "1"}
+	// On SIGINT the agent cancels its in-flight tools/call; deliver
+	// notifications/cancelled before returning (as real CLIs do) rather than
+	// in the background of a process that is about to exit.
+	env := map[string]string{AgentEnv: "1", "MCPGODEBUG": "blockingcancelnotify=1"}
 	if os.Getenv("GORACE") == "" {
 		// A race-enabled host binary (tests) would otherwise make every
 		// agent process sleep a second at exit.

@@ -217,7 +217,7 @@ func (d *delegation) run(parent context.Context) Result {
 	stop1 := context.AfterFunc(parent, func() { dcancel(errParentCancel) })
 	defer stop1()
 	if rc := s.runContext(d.req.RunID); rc != nil {
-		stop2 := context.AfterFunc(rc, func() { dcancel(errRunEnded) })
+		stop2 := context.AfterFunc(rc, func() { dcancel(context.Cause(rc)) })
 		defer stop2()
 	}
 	stop3 := context.AfterFunc(s.ctx, func() { dcancel(errServiceClosed) })

@@ -437,6 +437,20 @@ func (s *Service) toolTimeout() time.Duration {
 // Ref implements agentadaptor.RuntimeService.
 func (r *runService) Ref() agentadaptor.RuntimeServiceRef { return r.ref }
 
+// RunCancelling implements agentadaptor.RunCancelObserver: the parent run
+// was cancelled (or timed out), so its delegations are cancelled now,
+// cascading to the remote tasks, without waiting for the CLI to exit or to
+// send notifications/cancelled. The token stays valid until Release, so the
+// CLI still receives the cancelled tool results.
+func (r *runService) RunCancelling() {
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rs := s.runs[r.runID]; rs != nil {
+		rs.cancel(errParentCancel)
+	}
+}
+
 // Release implements agentadaptor.RuntimeService: revoke the token, cancel
 // the run's delegations (cascading to the remote tasks even when the CLI
 // never sent notifications/cancelled) and wait for them, bounded by ctx.
