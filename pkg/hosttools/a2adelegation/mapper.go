@@ -530,20 +530,18 @@ func (m *mapper) summary() string {
 }
 
 // messages lists the remote assistant messages for the tool result.
+// messages returns the remote agent's final assistant message only. Its
+// earlier messages are progress: the UI streams them live, and they must
+// never reach the parent model's context (SPEC §26, §27.5).
 func (m *mapper) messages() []ResultMessage {
-	out := []ResultMessage{}
-	for _, id := range m.textOrder {
-		if t := m.texts[id].text; t != "" {
-			out = append(out, ResultMessage{Role: "assistant", Text: sanitizeKeepNL(t, maxMessageBytes)})
-		}
+	final := m.finalText
+	if final == "" && len(m.textOrder) > 0 {
+		final = sanitizeKeepNL(m.texts[m.textOrder[len(m.textOrder)-1]].text, maxMessageBytes)
 	}
-	if m.finalText != "" && (len(out) == 0 || out[len(out)-1].Text != m.finalText) {
-		out = append(out, ResultMessage{Role: "assistant", Text: m.finalText})
+	if final == "" {
+		return []ResultMessage{}
 	}
-	if len(out) > maxMessages {
-		out = out[len(out)-maxMessages:]
-	}
-	return out
+	return []ResultMessage{{Role: "assistant", Text: final}}
 }
 
 func (m *mapper) artifacts() []ResultArtifact {
