@@ -2,7 +2,7 @@
 GO ?= go
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $(shell $(GO) env GOPATH)/bin/staticcheck)
 
-.PHONY: all deps lint test gotest fuzz serve build
+.PHONY: all deps lint test gotest fuzz ui ui-test ui-check serve build
 
 all: test
 
@@ -26,4 +26,15 @@ gotest:
 fuzz:
 	./scripts/fuzz.sh
 
-test: deps lint gotest fuzz
+# The web UI: rebuild the committed bundle (needs npm), run its unit tests,
+# and check that the committed bundle matches its sources.
+ui:
+	$(MAKE) -C examples/streaming-chat-copilotkit build
+
+ui-test:
+	$(MAKE) -C examples/streaming-chat-copilotkit test
+
+ui-check:
+	$(MAKE) -C examples/streaming-chat-copilotkit check-dist
+
+test: deps lint gotest ui-test ui-check fuzz

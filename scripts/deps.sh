@@ -24,6 +24,24 @@ if ! node_modules/.bin/claude --version >/dev/null 2>&1; then
   node node_modules/@anthropic-ai/claude-code/install.cjs
 fi
 
+# Debian's Chromium for the browser end-to-end test (playwright-core never
+# downloads a browser here), and the test's own pinned packages.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "deps: chromium (Debian)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  fi
+fi
+bstamp=tests/browser/node_modules/.agentadaptor-lock.sha256
+bwant=$(sha256sum tests/browser/package-lock.json | cut -d' ' -f1)
+if [ ! -f "$bstamp" ] || [ "$(cat "$bstamp")" != "$bwant" ]; then
+  echo "deps: npm ci (tests/browser)"
+  npm ci --prefix tests/browser --no-audit --no-fund
+  echo "$bwant" > "$bstamp"
+fi
+
 if ! command -v staticcheck >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/staticcheck" ]; then
   echo "deps: staticcheck"
   go install honnef.co/go/tools/cmd/staticcheck@v0.8.2

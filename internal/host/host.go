@@ -10,6 +10,7 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/examples/streaming-chat-copilotkit/web"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
@@ -134,6 +135,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	h.mux.Handle("GET /agui/runs/{runId}/delegations", h.byAGUIRunID(h.deleg.AuditHandler()))
 	h.mux.Handle("POST /agui/runs/{runId}/delegations/{delegationId}/input", h.byAGUIRunID(h.deleg.InputHandler()))
 	h.mux.Handle("GET /agui/runs/{runId}/delegations/{delegationId}/artifacts/{artifactId}", h.byAGUIRunID(h.deleg.ArtifactHandler()))
+	h.mux.Handle("/", web.Handler())
 	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"status":"ok","parent":%q,"active_runs":%d}`+"\n", parent.Name(), h.registry.Len())

@@ -1,0 +1,127 @@
+import { useContext } from "react";
+import { artifactHref, parseToolResult } from "../model/links";
+import { delegationsOf, toolCardStatus } from "../model/reducer";
+import type { DelegationResult, RunView, ToolCallView } from "../model/types";
+import { RunIdContext, useRun } from "../state/context";
+import { ArtifactList, type ArtifactItem } from "./ArtifactList";
+import { DelegationPanel } from "./DelegationPanel";
+import { StatusBadge } from "./StatusBadge";
+
+/** What CopilotKit passes to a tool-call renderer. */
+export interface ToolRenderProps {
+  name: string;
+  toolCallId: string;
+  args: unknown;
+  status: string;
+  result: string | undefined;
+}
+
+/**
+ * The CopilotKit tool-call renderer ("*"): a delegate_to_* call becomes a card
+ * with its live subagent panels and, once it arrives, the structured result;
+ * any other tool gets a compact card.
+ */
+export function ToolCallCard(props: ToolRenderProps) {
+  const runId = useContext(RunIdContext);
+  const run = useRun(runId);
+  const tool = run?.toolCalls[props.toolCallId];
+  if (!run || !tool) return null;
+  return tool.isDelegation ? <DelegationCard run={run} tool={tool} props={props} /> : <PlainToolCard run={run} tool={tool} props={props} />;
+}
+
+function DelegationCard({ run, tool, props }: { run: RunView; tool: ToolCallView; props: ToolRenderProps }) {
+  const status = toolCardStatus(run, tool);
+  const args = isObj(props.args) ? props.args : {};
+  const agent = str(args.agent) || shortcutAgent(props.name);
+  const objective = str(args.objective);
+  const delegations = delegationsOf(run, tool.id);
+  const result = props.result !== undefined ? parseToolResult(props.result) : tool.result;
+  return (
+    <article className="tool-card" data-testid="tool-card" data-tool-name={props.name} data-status={status} aria-label={`Tool call ${props.name}`}>
+      <header className="tool-head">
+        <span className="tool-kicker">Tool</span>
+        <code className="tool-name">{props.name}</code>
+        {agent && <span className="chip">{agent}</span>}
+        <StatusBadge status={status} testId="tool-badge" />
+      </header>
+      {objective && <p className="tool-objective">{objective}</p>}
+      {delegations.length > 0 ? (
+        <div className={`subagents ${delegations.length > 1 ? "subagents-many" : ""}`}>
+          {delegations.map((d) => (
+            <DelegationPanel key={d.delegationId} run={run} d={d} />
+          ))}
+        </div>
+      ) : (
+        status === "running" && <p className="muted waiting">Waiting for the remote agent…</p>
+      )}
+      {result && <ResultSection runId={run.runId} raw={result.raw} parsed={result.parsed} />}
+    </article>
+  );
+}
+
+function ResultSection({ runId, raw, parsed }: { runId: string; raw: string; parsed: DelegationResult | undefined }) {
+  const items: ArtifactItem[] = (parsed?.artifacts ?? []).map((a, i) => ({
+    key: a.id ?? `${i}`,
+    name: a.name ?? a.id ?? "artifact",
+    mimeType: a.mime_type,
+    href: artifactHref(runId, parsed?.delegation_id, a.id, a.uri),
+  }));
+  return (
+    <section className="tool-result" data-testid="tool-result" aria-label="Tool result">
+      <div className="tool-result-head">
+        <span className="tool-kicker">Result returned to the parent</span>
+        {parsed?.status && <StatusBadge status={String(parsed.status)} testId="tool-result-status" />}
+      </div>
+      {parsed?.summary && (
+        <p className="tool-result-summary" data-testid="tool-result-summary">
+          {parsed.summary}
+        </p>
+      )}
+      {parsed?.error && (
+        <p className="subagent-error" role="status">
+          {parsed.error.code && <code>{parsed.error.code}</code>} {parsed.error.message}
+        </p>
+      )}
+      <ArtifactList items={items} label="Artifacts in the result" />
+      {!parsed && <pre className="raw">{raw}</pre>}
+      {parsed && (
+        <details className="raw-details">
+          <summary>Structured result</summary>
+          <pre className="raw">{JSON.stringify(parsed, null, 2)}</pre>
+        </details>
+      )}
+    </section>
+  );
+}
+
+function PlainToolCard({ run, tool, props }: { run: RunView; tool: ToolCallView; props: ToolRenderProps }) {
+  const status = toolCardStatus(run, tool);
+  return (
+    <article className="tool-card tool-card-plain" data-testid="tool-card" data-tool-name={props.name} data-status={status} aria-label={`Tool call ${props.name}`}>
+      <header className="tool-head">
+        <span className="tool-kicker">Tool</span>
+        <code className="tool-name">{props.name || "tool"}</code>
+        <StatusBadge status={status} testId="tool-badge" />
+      </header>
+      {tool.args && <pre className="raw">{tool.args}</pre>}
+      {props.result !== undefined && (
+        <section className="tool-result" data-testid="tool-result" aria-label="Tool result">
+          <pre className="raw">{props.result}</pre>
+        </section>
+      )}
+    </article>
+  );
+}
+
+function shortcutAgent(name: string): string {
+  const m = /delegate_to_([A-Za-z0-9_-]+?)(?:_agent)?$/.exec(name);
+  return m && m[1] !== "agent" ? (m[1] ?? "") : "";
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function str(v: unknown): string {
+  return typeof v === "string" ? v : "";
+}

@@ -1,0 +1,46 @@
+// CopilotKit wiring. The HostAgent is registered as the "default" agent of a
+// CopilotKitCoreReact (what CopilotKitProvider builds internally; its
+// `selfManagedAgents` are passed to the core exactly like this), and the
+// delegate_to_* tool-call card is a CopilotKit tool-call renderer. The core
+// is provided through CopilotKit's own context so that its headless hooks
+// (useAgent, useRenderToolCall, useCopilotKit) work. The full
+// <CopilotKitProvider> would also pull CopilotKit's chat UI, markdown,
+// syntax-highlighting and diagram chunks (~17 MB, 455 files) into the build.
+
+import { CopilotKitContext, CopilotKitCoreReact } from "@copilotkit/react-core/v2/context";
+import { defineToolCallRenderer } from "@copilotkit/react-core/v2/headless";
+import type { ReactNode } from "react";
+import { HostAgent } from "./agent/HostAgent";
+import { ToolCallCard } from "./components/ToolCallCard";
+import { ChatStore } from "./state/store";
+import { StoreContext } from "./state/context";
+
+export const AGENT_ID = "default";
+
+export interface App {
+  agent: HostAgent;
+  core: CopilotKitCoreReact;
+  store: ChatStore;
+}
+
+const toolRenderers = [defineToolCallRenderer({ name: "*", render: ToolCallCard })];
+
+export function createApp(storage: Storage | undefined): App {
+  const agent = new HostAgent("/agui");
+  const core = new CopilotKitCoreReact({
+    agents__unsafe_dev_only: { [AGENT_ID]: agent },
+    renderToolCalls: toolRenderers,
+  });
+  const store = new ChatStore(agent, core, storage);
+  return { agent, core, store };
+}
+
+const NO_EXECUTING: ReadonlySet<string> = new Set();
+
+export function AppProviders({ app, children }: { app: App; children: ReactNode }) {
+  return (
+    <CopilotKitContext.Provider value={{ copilotkit: app.core, executingToolCallIds: NO_EXECUTING }}>
+      <StoreContext.Provider value={app.store}>{children}</StoreContext.Provider>
+    </CopilotKitContext.Provider>
+  );
+}

@@ -1,0 +1,31 @@
+import { createContext, useContext, useSyncExternalStore } from "react";
+import type { ChatState, RunView } from "../model/types";
+import type { ChatStore } from "./store";
+
+export const StoreContext = createContext<ChatStore | null>(null);
+
+/** The run a tool-call card belongs to (CopilotKit's renderer knows only the call). */
+export const RunIdContext = createContext<string>("");
+
+export function useStore(): ChatStore {
+  const s = useContext(StoreContext);
+  if (!s) throw new Error("useStore outside StoreContext");
+  return s;
+}
+
+export function useChatState(): ChatState {
+  const store = useStore();
+  return useSyncExternalStore(store.subscribe, store.getState, store.getState);
+}
+
+export function useRun(runId: string): RunView | undefined {
+  const store = useStore();
+  const get = () => store.getState().runs[runId];
+  return useSyncExternalStore(store.subscribe, get, get);
+}
+
+export function useBusy(): boolean {
+  const store = useStore();
+  const get = () => store.isBusy();
+  return useSyncExternalStore(store.subscribe, get, get);
+}
