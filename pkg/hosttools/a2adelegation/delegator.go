@@ -162,6 +162,7 @@ type delegation struct {
 	client      *a2aclient.Client
 	fingerprint string
 	mode        string
+	sent        bool // a request that creates the remote task went out
 	recovered   int
 	cancelOK    *bool
 
@@ -334,10 +335,18 @@ func (d *delegation) metadata() map[string]any {
 // cut stream by resubscribing or polling. It returns nil when the task
 // reached a terminal or interrupted state.
 func (d *delegation) stream(ctx context.Context, msg *sdka2a.Message) error {
-	st, err := d.client.SendStreaming(ctx, a2aclient.SendRequest{Message: msg, Tenant: d.spec.Tenant, Metadata: d.metadata()})
+	rctx, first, done := d.untilTaskKnown(ctx)
+	defer done()
+	d.sent = true
+	st, err := d.client.SendStreaming(rctx, a2aclient.SendRequest{Message: msg, Tenant: d.spec.Tenant, Metadata: d.metadata()})
 	if err != nil {
+		first()
 		return err
 	}
+	if st.Next() {
+		d.emit(d.m.Map(st.Event()))
+	}
+	first()
 	for st.Next() {
 		d.emit(d.m.Map(st.Event()))
 	}
@@ -382,8 +391,35 @@ func (d *delegation) recover(ctx context.Context, cause error) error {
 
 // poll is the non-streaming path: send with returnImmediately, then poll
 // the task with backoff. Only status events are published (no fake text deltas).
+// untilTaskKnown returns the context for a request that creates a remote
+// task. A cancellation of ctx while that request is in flight must not cut
+// it before the response names the task, or the remote task would run on
+// with nobody to cancel it: the returned context ends when ctx does, but only
+// once first has been called (the task id is known, or the request failed)
+// or after Config.CancelTimeout. done releases everything.
+func (d *delegation) untilTaskKnown(ctx context.Context) (rctx context.Context, first, done func()) {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	known := make(chan struct{})
+	var once sync.Once
+	first = func() { once.Do(func() { close(known) }) }
+	stop := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(d.s.cfg.CancelTimeout)
+		defer t.Stop()
+		select {
+		case <-known:
+		case <-t.C:
+		}
+		cancel()
+	})
+	return rctx, first, func() { first(); stop(); cancel() }
+}
+
 func (d *delegation) poll(ctx context.Context, msg *sdka2a.Message) error {
-	res, err := d.client.Send(ctx, a2aclient.SendRequest{Message: msg, Tenant: d.spec.Tenant, ReturnImmediately: true, Metadata: d.metadata()})
+	rctx, first, done := d.untilTaskKnown(ctx)
+	d.sent = true
+	res, err := d.client.Send(rctx, a2aclient.SendRequest{Message: msg, Tenant: d.spec.Tenant, ReturnImmediately: true, Metadata: d.metadata()})
+	first()
+	done()
 	if err != nil {
 		return err
 	}
@@ -470,9 +506,16 @@ func (d *delegation) stopped(ctx context.Context) {
 		reason = "parent_cancelled"
 	}
 	confirmed := true
-	if d.m.taskID != "" && !a2aclient.IsTerminal(d.m.state) {
+	switch {
+	case d.m.taskID != "" && !a2aclient.IsTerminal(d.m.state):
 		confirmed = d.cancelRemote(reason)
 		d.pending(confirmed)
+	case d.m.taskID == "" && d.sent && d.spec.Protocol != ProtocolAGUI:
+		// The request that creates the task went out, but its response
+		// never named the task: the remote may be running it, and it cannot
+		// be cancelled by id. Do not claim a confirmed cancellation.
+		confirmed = false
+		d.cancelOK = &confirmed
 	}
 	label := RemoteStatusLabel(d.m.state)
 	if cause == errHostTimeout {
