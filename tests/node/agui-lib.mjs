@@ -36,11 +36,16 @@ function issues(result) {
   return result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
 }
 
-/** Returns the problems of one event under both schema versions ([] if valid). */
-export function schemaProblems(event) {
+/**
+ * Returns the problems of one event under both schema versions ([] if
+ * valid); with only100, under @ag-ui/core 1.0.0 alone (for streams that use
+ * 1.x-only events such as SUBAGENT_*, which 0.0.59 does not know).
+ */
+export function schemaProblems(event, { only100 = false } = {}) {
   const out = [];
   const a = EventSchema100.safeParse(event);
   if (!a.success) out.push(`@ag-ui/core 1.0.0: ${issues(a)}`);
+  if (only100) return out;
   const b = EventSchemas0059.safeParse(event);
   if (!b.success) out.push(`@ag-ui/core 0.0.59: ${issues(b)}`);
   return out;

@@ -12,11 +12,13 @@ import { parseSSE, schemaProblems, clientVerify, TERMINAL } from "./agui-lib.mjs
 
 const args = process.argv.slice(2);
 let allowMissingTerminal = false;
+let only100 = false;
 const files = [];
 for (const a of args) {
   if (a === "--allow-missing-terminal") allowMissingTerminal = true;
+  else if (a === "--core-1-only") only100 = true; // 1.x-only events (SUBAGENT_*): skip 0.0.59
   else if (a === "-h" || a === "--help") {
-    console.log("usage: validate-agui.mjs [--allow-missing-terminal] [FILE ...]   (stdin when no FILE or '-')");
+    console.log("usage: validate-agui.mjs [--allow-missing-terminal] [--core-1-only] [FILE ...]   (stdin when no FILE or '-')");
     process.exit(0);
   } else if (a.startsWith("--")) {
     console.error(`validate-agui: unknown flag ${a}`);
@@ -55,7 +57,7 @@ for (const file of files) {
       fail(name, `${where}: data is not JSON: ${e.message}`);
       continue;
     }
-    for (const p of schemaProblems(ev)) fail(name, `${where} ${ev?.type}: ${p}`);
+    for (const p of schemaProblems(ev, { only100 })) fail(name, `${where} ${ev?.type}: ${p}`);
     events.push(ev);
   }
   if (events[0]?.type !== "RUN_STARTED") fail(name, `first event is ${events[0]?.type}, not RUN_STARTED`);

@@ -172,6 +172,21 @@ func sseBytes(fs []*subagentstream.Frame) []byte {
 
 func verify(t *testing.T, fs []*subagentstream.Frame, opts ...aguiverify.Option) {
 	t.Helper()
+	verifyGo(t, fs, opts...)
+	// Every stream these tests produce also goes through the Node
+	// validation: @ag-ui/core 1.0.0 and 0.0.59 schemas and @ag-ui/client's
+	// verifier (1.0.0 alone for streams with the 1.x-only SUBAGENT_* events).
+	stream := sseBytes(fs)
+	if bytes.Contains(stream, []byte(`"type":"SUBAGENT_`)) {
+		nodeValidate(t, stream, "--core-1-only")
+	} else {
+		nodeValidate(t, stream)
+	}
+}
+
+// verifyGo applies the Go AG-UI verifier only.
+func verifyGo(t *testing.T, fs []*subagentstream.Frame, opts ...aguiverify.Option) {
+	t.Helper()
 	frames, err := aguiverify.Frames(bytes.NewReader(sseBytes(fs)))
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +198,7 @@ func verify(t *testing.T, fs []*subagentstream.Frame, opts ...aguiverify.Option)
 
 // nodeValidate runs the Node AG-UI schema validation (both @ag-ui/core
 // versions plus @ag-ui/client's verifier) over an SSE stream.
-func nodeValidate(t *testing.T, stream []byte) {
+func nodeValidate(t *testing.T, stream []byte, flags ...string) {
 	t.Helper()
 	root, _ := filepath.Abs("../../..")
 	script := filepath.Join(root, "tests/node/validate-agui.mjs")
@@ -197,7 +212,7 @@ func nodeValidate(t *testing.T, stream []byte) {
 	if err := os.WriteFile(f, stream, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("node", script, f)
+	cmd := exec.Command("node", append(append([]string{script}, flags...), f)...)
 	cmd.Dir = root
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -114,6 +114,10 @@ func TestMuxProperties(t *testing.T) {
 			}
 		}
 		assertSpecVerifier(t, frames)
-		verify(t, frames)
+		if iter%5 == 0 { // the Node validation costs a process per stream
+			verify(t, frames)
+		} else {
+			verifyGo(t, frames)
+		}
 	}
 }
