@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"github.com/seed0634/agentadaptor/pkg/adapters/internal/mcpjson"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -229,44 +230,15 @@ func (a *Adapter) toolTimeout(specs []agentadaptor.MCPServerSpec) time.Duration 
 }
 
 // MCPConfig is Claude Code's --mcp-config document.
-type MCPConfig struct {
-	MCPServers map[string]MCPServer `json:"mcpServers"`
-}
+type MCPConfig = mcpjson.Config
 
 // MCPServer is one server of an MCPConfig. Header and env values may hold
 // ${VAR} references, which Claude Code expands from its environment.
-type MCPServer struct {
-	Type    string            `json:"type"` // "http" or "stdio"
-	URL     string            `json:"url,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
-	Command string            `json:"command,omitempty"`
-	Args    []string          `json:"args,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-}
+type MCPServer = mcpjson.Server
 
 // BuildMCPConfig converts the run's MCP set into Claude's shape. A
 // BearerTokenEnvVar becomes an "Authorization: Bearer ${VAR}" header.
-func BuildMCPConfig(specs []agentadaptor.MCPServerSpec) MCPConfig {
-	cfg := MCPConfig{MCPServers: map[string]MCPServer{}}
-	for _, s := range specs {
-		if s.EffectiveTransport() == agentadaptor.MCPTransportHTTP {
-			h := map[string]string{}
-			for k, v := range s.Headers {
-				h[k] = v
-			}
-			if s.BearerTokenEnvVar != "" {
-				h["Authorization"] = s.AuthorizationHeader()
-			}
-			if len(h) == 0 {
-				h = nil
-			}
-			cfg.MCPServers[s.Key] = MCPServer{Type: "http", URL: s.URL, Headers: h}
-			continue
-		}
-		cfg.MCPServers[s.Key] = MCPServer{Type: "stdio", Command: s.Command, Args: s.Args, Env: s.Env}
-	}
-	return cfg
-}
+func BuildMCPConfig(specs []agentadaptor.MCPServerSpec) MCPConfig { return mcpjson.Build(specs) }
 
 func resolveBinary(bin string) (string, error) {
 	if bin == "" {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"github.com/seed0634/agentadaptor/pkg/adapters/internal/mcpjson"
 	"os"
 	"path/filepath"
 
@@ -100,7 +101,7 @@ func (a *Adapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (
 		}
 	}
 	mcpPath := filepath.Join(req.TempDir, "mcp.json")
-	data, err := json.MarshalIndent(buildMCPConfig(req.MCPServers), "", "  ")
+	data, err := json.MarshalIndent(mcpjson.Build(req.MCPServers), "", "  ")
 	if err != nil {
 		return nil, err
 	}

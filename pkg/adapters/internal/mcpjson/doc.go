@@ -1,0 +1,6 @@
+// Package mcpjson owns the Claude-shaped MCP configuration document
+// ({"mcpServers": {...}}) that Claude Code reads with --mcp-config and the
+// scripted agent reads the same way. Header and env values keep ${VAR}
+// references, which the reading CLI expands from its own environment, so the
+// file never holds a secret. It knows nothing of any other CLI's format.
+package mcpjson
