@@ -666,8 +666,13 @@ func (d *delegation) publish(ev DelegationEvent) {
 	ev.AgentKey = d.spec.Key
 	ev.AgentName = d.spec.DisplayName
 	ev.Protocol = d.spec.Protocol
-	ev.RemoteTaskID = d.m.taskID
-	ev.RemoteContextID = d.m.contextID
+	// Remote-chosen ids are untrusted text too: a remote that echoes a
+	// secret into them must not get it onto the bus or into the audit.
+	ev.RemoteTaskID = red.str(d.m.taskID)
+	ev.RemoteContextID = red.str(d.m.contextID)
+	ev.RemoteMessageID = red.str(ev.RemoteMessageID)
+	ev.RemoteArtifactID = red.str(ev.RemoteArtifactID)
+	ev.Raw = redactRaw(red, ev.Raw)
 	ev.Time = time.Now()
 	ev.Delta = red.str(ev.Delta)
 	ev.Text = red.str(ev.Text)
@@ -679,7 +684,9 @@ func (d *delegation) publish(ev DelegationEvent) {
 	}
 	if ev.Artifact != nil {
 		a := *ev.Artifact
+		a.ID = red.str(a.ID)
 		a.Name = red.str(a.Name)
+		a.URI = red.str(a.URI)
 		if a.Error != nil {
 			e := *a.Error
 			e.Message = red.str(e.Message)
@@ -713,7 +720,7 @@ func (d *delegation) result() Result {
 	red := s.reg.red
 	m := d.m
 	res := Result{DelegationID: d.id, Agent: d.spec.Key, RemoteProtocol: d.spec.Protocol, RemoteTaskID: m.taskID, RemoteContextID: m.contextID,
-		Summary: red.str(m.summary()), Artifacts: m.artifacts(), Messages: m.messages()}
+		Summary: red.str(m.summary()), Artifacts: redactArtifacts(red, m.artifacts()), Messages: m.messages()}
 	for i := range res.Messages {
 		res.Messages[i].Text = red.str(res.Messages[i].Text)
 	}
@@ -799,4 +806,16 @@ func (d *delegation) buildMessage(contextID string) *sdka2a.Message {
 	msg := sdka2a.NewMessage(sdka2a.MessageRoleUser, parts...)
 	msg.ContextID = contextID
 	return msg
+}
+
+// redactArtifacts scrubs known secrets from remote-chosen artifact ids,
+// names and URIs in a tool result. (An artifact whose id a remote built from
+// the host's secret is then listed but not downloadable: secrecy wins.)
+func redactArtifacts(red *redactor, list []ResultArtifact) []ResultArtifact {
+	for i := range list {
+		list[i].ID = red.str(list[i].ID)
+		list[i].Name = red.str(list[i].Name)
+		list[i].URI = red.str(list[i].URI)
+	}
+	return list
 }

@@ -682,3 +682,26 @@ func TestDelegateEndpointOnlyAgent(t *testing.T) {
 		t.Errorf("requests %+v", srv.Requests())
 	}
 }
+
+// TestRemoteEchoedSecretInIDsIsScrubbed: a remote A2A agent that echoes the
+// host's credential into the ids and names it chooses (artifact id, name)
+// never gets it onto the bus, into the result or into the audit.
+func TestRemoteEchoedSecretInIDsIsScrubbed(t *testing.T) {
+	checkLeaks(t)
+	srv := streamingFake(t,
+		fakea2a.Working("working"),
+		fakea2a.Artifact(fakea2a.ArtifactSpec{ID: "art-" + secretToken, Name: "notes-" + secretToken + ".md", Text: "body"}),
+		fakea2a.Completed("done"),
+	)
+	e := newEnv(t, []RemoteAgentSpec{specFor("research", srv)})
+	rec := e.record(t, "run-echo")
+	res := e.svc.Delegate(tctx(t), Request{RunID: "run-echo", Agent: "research", Objective: "x"})
+	if res.Status != StatusCompleted {
+		t.Fatalf("result %+v", res)
+	}
+	rec.waitTerminals(t, 1)
+	noSecret(t, "bus events", rec.all())
+	noSecret(t, "tool result", res)
+	recs := e.svc.Audit().ListRun("run-echo")
+	noSecret(t, "audit", recs)
+}
