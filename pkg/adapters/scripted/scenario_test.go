@@ -1,0 +1,67 @@
+package scripted_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
+)
+
+func TestParseScenario(t *testing.T) {
+	good := []struct{ name, doc string }{
+		{"list", "- say: hi\n- sleep: 10ms\n- call: {tool: whoami, args: {a: 1}}\n- say_result: \"{{.JSON.x}}\"\n- artifact: {name: n.md, text: t}\n- ask: why?\n- fail: boom\n"},
+		{"steps mapping", "stream_delay: 5ms\nsteps:\n  - say: hi\n"},
+		{"json", `[{"say":"hi"},{"call":{"tool":"t"}}]`},
+	}
+	for _, tt := range good {
+		if _, err := scripted.ParseScenario(tt.name, []byte(tt.doc)); err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+	}
+	sc, _ := scripted.ParseScenario("x", []byte("stream_delay: 5ms\nsteps:\n  - artifact: {name: n.md, text: t}\n"))
+	if sc.StreamDelay != 5*time.Millisecond || sc.Steps[0].Artifact.MimeType != "text/plain" {
+		t.Errorf("parsed %+v", sc)
+	}
+
+	bad := []struct {
+		name, doc string
+		step      int
+		reason    string
+	}{
+		{"unknown step", "- say: hi\n- shout: HI\n", 1, `unknown step "shout"`},
+		{"bad duration", "- sleep: soon\n", 0, "not a duration"},
+		{"negative duration", "- sleep: -1s\n", 0, "not a duration"},
+		{"missing tool", "- call: {args: {a: 1}}\n", 0, "missing tool"},
+		{"unknown call field", "- call: {tool: t, endpoint_url: x}\n", 0, `unknown field "endpoint_url"`},
+		{"two keys", "- say: a\n  ask: b\n", 0, "exactly one"},
+		{"bad template", "- say_result: \"{{.Text\"\n", 0, "not a valid template"},
+		{"empty fail", "- fail: \"\"\n", 0, "fail wants a message"},
+		{"artifact without name", "- artifact: {text: t}\n", 0, "missing name"},
+		{"not a list", "say: hi\n", -1, "unknown top-level field"},
+		{"empty", "[]\n", -1, "no steps"},
+		{"not yaml", "- say: [\n", -1, "not valid YAML"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := scripted.ParseScenario("scenario.yaml", []byte(tt.doc))
+			var se *scripted.ScenarioError
+			if !errors.As(err, &se) {
+				t.Fatalf("err = %v, want *ScenarioError", err)
+			}
+			if se.File != "scenario.yaml" || se.Step != tt.step || !strings.Contains(se.Reason, tt.reason) {
+				t.Fatalf("got file %q step %d reason %q; want step %d reason containing %q", se.File, se.Step, se.Reason, tt.step, tt.reason)
+			}
+			if !strings.Contains(err.Error(), "scenario.yaml") {
+				t.Errorf("error does not name the file: %v", err)
+			}
+		})
+	}
+}
+
+func TestBadScenarioFailsBeforeTheRunStarts(t *testing.T) {
+	if _, err := scripted.New(scripted.Config{ScenarioData: []byte("- shout: hi\n")}); err == nil {
+		t.Fatal("New accepted an invalid scenario")
+	}
+}
