@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	agentadaptor "github.com/seed0634/agentadaptor"
 )
 
 // Environment variables that drive the fake CLI (see MaybeRunFakeCLI).
@@ -98,4 +100,15 @@ func runFakeCLI() int {
 	}
 	code, _ := strconv.Atoi(os.Getenv(FakeCLIExit))
 	return code
+}
+
+// FakeCLIOption is the run option that gives a run the environment of
+// FakeCLIEnvFor(fixture, mode), plus the extra variables given as name,
+// value pairs.
+func FakeCLIOption(fixture, mode string, extra ...string) agentadaptor.RunOption {
+	env := FakeCLIEnvFor(fixture, mode)
+	for i := 0; i+1 < len(extra); i += 2 {
+		env[extra[i]] = extra[i+1]
+	}
+	return agentadaptor.WithEnv(env)
 }

@@ -7,5 +7,11 @@
 // adapter's materialized profile without any secret on the command line or in
 // a file; and that the per-run temp dir is removed.
 //
+// It also holds the helpers the adapters' own tests share: replaying a
+// testdata fixture through a parser ([Replay], [Names], [ParserBenchmark]),
+// the test binary standing in for a CLI ([TestBinary], [WithTestBinary]), a
+// whole run through the SDK ([RunToEnd], [HasDiagnostic]) and
+// [CheckConfigError].
+//
 // It imports only the core SDK and the standard library.
 package adaptertest

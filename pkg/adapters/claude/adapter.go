@@ -2,18 +2,17 @@ package claude
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"github.com/seed0634/agentadaptor/pkg/adapters/internal/mcpjson"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/pkg/adapters/internal/clibase"
+	"github.com/seed0634/agentadaptor/pkg/adapters/internal/mcpjson"
 )
 
 // Name is the adapter's registry name.
@@ -98,7 +97,7 @@ func (a *Adapter) Name() string { return Name }
 // configuration to TempDir/claude-mcp.json (secrets stay ${VAR}), builds the
 // command line and the per-run environment, and returns the parser.
 func (a *Adapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (*agentadaptor.Invocation, error) {
-	bin, err := resolveBinary(a.cfg.Binary)
+	bin, err := clibase.ResolveBinary(a.cfg.Binary, "claude", "claude.Config.Binary")
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +168,7 @@ func (a *Adapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (
 	case req.ResumeSessionID != "":
 		args = append(args, "--resume="+req.ResumeSessionID)
 	case req.SessionKey != "":
-		args = append(args, "--session-id="+newUUID())
+		args = append(args, "--session-id="+clibase.NewUUID())
 	}
 	args = append(args, a.cfg.ExtraArgs...)
 	// "--" ends the options: a prompt starting with '-' stays the prompt.
@@ -180,12 +179,8 @@ func (a *Adapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (
 		env["MCP_TOOL_TIMEOUT"] = strconv.FormatInt(a.toolTimeout(req.MCPServers).Milliseconds(), 10)
 	}
 	if a.cfg.Isolate {
-		root := a.cfg.IsolateDir
-		if root == "" {
-			root = filepath.Join(req.TempDir, "home")
-		}
-		cfgDir := filepath.Join(root, ".claude")
-		if err := os.MkdirAll(cfgDir, 0o700); err != nil {
+		root, cfgDir, err := clibase.IsolatedProfile(a.cfg.IsolateDir, req.TempDir, ".claude")
+		if err != nil {
 			return nil, fmt.Errorf("claude: creating the isolated profile: %w", err)
 		}
 		env["HOME"] = root
@@ -218,7 +213,7 @@ func (a *Adapter) toolTimeout(specs []agentadaptor.MCPServerSpec) time.Duration 
 	}
 	d := time.Duration(0)
 	if longest > 0 {
-		d = longest + longest/10 + 5*time.Second // headroom above the server's own bound
+		d = clibase.WithHeadroom(longest) // headroom above the server's own bound
 	}
 	if missing {
 		d = max(d, def)
@@ -239,28 +234,3 @@ type MCPServer = mcpjson.Server
 // BuildMCPConfig converts the run's MCP set into Claude's shape. A
 // BearerTokenEnvVar becomes an "Authorization: Bearer ${VAR}" header.
 func BuildMCPConfig(specs []agentadaptor.MCPServerSpec) MCPConfig { return mcpjson.Build(specs) }
-
-func resolveBinary(bin string) (string, error) {
-	if bin == "" {
-		bin = "claude"
-	}
-	if strings.ContainsRune(bin, os.PathSeparator) {
-		if _, err := os.Stat(bin); err != nil {
-			return "", &agentadaptor.ConfigError{Field: "claude.Config.Binary", Reason: fmt.Sprintf("%q not found", bin), Err: err}
-		}
-		return bin, nil
-	}
-	p, err := exec.LookPath(bin)
-	if err != nil {
-		return "", &agentadaptor.ConfigError{Field: "claude.Config.Binary", Reason: fmt.Sprintf("%q is not on PATH", bin), Err: err}
-	}
-	return p, nil
-}
-
-func newUUID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}

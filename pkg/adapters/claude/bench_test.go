@@ -3,45 +3,19 @@ package claude_test
 import (
 	"context"
 	"io"
-	"os/exec"
-
-	"bytes"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
 	"os"
-	"path/filepath"
+	"os/exec"
 	"testing"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/internal/fakemodel"
+	"github.com/seed0634/agentadaptor/pkg/adapters/adaptertest"
 	"github.com/seed0634/agentadaptor/pkg/adapters/claude"
 )
 
 // BenchmarkParser measures parser throughput (MB/s) over every fixture.
 func BenchmarkParser(b *testing.B) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "*.jsonl"))
-	var lines [][]byte
-	size := 0
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, l := range bytes.Split(data, []byte("\n")) {
-			if len(bytes.TrimSpace(l)) > 0 {
-				lines = append(lines, l)
-				size += len(l) + 1
-			}
-		}
-	}
-	emit := func(agentadaptor.StreamPayload) {}
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	for b.Loop() {
-		p := claude.NewParser(nil)
-		for _, l := range lines {
-			_ = p.ParseLine(l, emit)
-		}
-		p.Finish(agentadaptor.ExitStatus{}, emit)
-	}
+	adaptertest.ParserBenchmark(b, func() *claude.Parser { return claude.NewParser(nil) })
 }
 
 // BenchmarkRunSDK and BenchmarkRunDirect compare one SDK run of the fake CLI
@@ -65,12 +39,9 @@ func BenchmarkRunSDK(b *testing.B) {
 }
 
 func BenchmarkRunDirect(b *testing.B) {
-	exe, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
-	}
+	exe := adaptertest.TestBinary(b)
 	env := os.Environ()
-	for k, v := range fakemodel.FakeCLIEnvFor(fixture(b, "text.jsonl"), "replay") {
+	for k, v := range fakemodel.FakeCLIEnvFor(adaptertest.Fixture(b, "text.jsonl"), "replay") {
 		env = append(env, k+"="+v)
 	}
 	for b.Loop() {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,36 +21,17 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func fixture(t testing.TB, name string) string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // fakeAdapter is the adapter with the test binary as its "claude".
 func fakeAdapter(t testing.TB, cfg claude.Config) *claude.Adapter {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Binary = exe
-	a, err := claude.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return adaptertest.WithTestBinary(t, func(bin string) (*claude.Adapter, error) {
+		cfg.Binary = bin
+		return claude.New(cfg)
+	})
 }
 
 func fakeEnv(t testing.TB, name, mode string, extra ...string) agentadaptor.RunOption {
-	env := fakemodel.FakeCLIEnvFor(fixture(t, name), mode)
-	for i := 0; i+1 < len(extra); i += 2 {
-		env[extra[i]] = extra[i+1]
-	}
-	return agentadaptor.WithEnv(env)
+	return fakemodel.FakeCLIOption(adaptertest.Fixture(t, name), mode, extra...)
 }
 
 func TestConformance(t *testing.T) {
@@ -65,35 +45,7 @@ func TestConformance(t *testing.T) {
 // parse feeds a fixture to a fresh parser and returns the payloads and outcome.
 func parse(t testing.TB, name string, required map[string]bool, exit agentadaptor.ExitStatus) ([]agentadaptor.StreamPayload, agentadaptor.Outcome, []error) {
 	t.Helper()
-	data, err := os.ReadFile(fixture(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := claude.NewParser(required)
-	var out []agentadaptor.StreamPayload
-	emit := func(sp agentadaptor.StreamPayload) { out = append(out, sp) }
-	var errs []error
-	for _, l := range bytes.Split(data, []byte("\n")) {
-		if len(bytes.TrimSpace(l)) == 0 {
-			continue
-		}
-		if err := p.ParseLine(l, emit); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return out, p.Finish(exit, emit), errs
-}
-
-func kinds(ps []agentadaptor.StreamPayload) []string {
-	var out []string
-	for _, p := range ps {
-		k := string(p.Kind)
-		if p.Kind == agentadaptor.KindCustom {
-			k = "custom:" + p.Name
-		}
-		out = append(out, k)
-	}
-	return out
+	return adaptertest.Replay(t, name, claude.NewParser(required), exit)
 }
 
 // filterKinds keeps the standard kinds (drops custom payloads).
@@ -244,7 +196,7 @@ func TestParserDetails(t *testing.T) {
 		t.Errorf("permission failure = %+v", out.Failure)
 	}
 	ps, _, _ := parse(t, "stream_tool.jsonl", nil, agentadaptor.ExitStatus{})
-	k := kinds(ps)
+	k := adaptertest.Names(ps)
 	if k[0] != "custom:"+claude.PayloadInit {
 		t.Errorf("first payload %s, want %s", k[0], claude.PayloadInit)
 	}
@@ -487,10 +439,7 @@ func TestConfigErrors(t *testing.T) {
 			if err == nil {
 				_, err = a.Prepare(context.Background(), &agentadaptor.AdapterRequest{TempDir: t.TempDir(), Options: tc.opts})
 			}
-			var ce *agentadaptor.ConfigError
-			if !errors.As(err, &ce) || ce.Field != tc.field {
-				t.Fatalf("err = %v, want ConfigError on %s", err, tc.field)
-			}
+			adaptertest.CheckConfigError(t, err, tc.field)
 		})
 	}
 }
@@ -499,7 +448,7 @@ func TestConfigErrors(t *testing.T) {
 // panics and always ends in a typed outcome.
 func TestRobustness(t *testing.T) {
 	huge := filepath.Join(t.TempDir(), "huge.jsonl")
-	text, _ := os.ReadFile(fixture(t, "text.jsonl"))
+	text, _ := os.ReadFile(adaptertest.Fixture(t, "text.jsonl"))
 	lines := bytes.SplitN(text, []byte("\n"), 2)
 	big := `{"type":"assistant","message":{"id":"msg_big","content":[{"type":"text","text":"` + strings.Repeat("x", 256<<10) + `"}]}}`
 	if err := os.WriteFile(huge, append(append(append(lines[0], '\n'), big+"\n"...), lines[1]...), 0o600); err != nil {
@@ -527,29 +476,15 @@ func TestRobustness(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			h, err := sdk.Start(ctx, "hi", tc.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ps := adaptertest.Collect(ctx, t, h)
-			adaptertest.CheckStream(t, h.RunID(), ps)
-			res, _ := h.Wait(ctx)
+			ps, res := adaptertest.RunToEnd(ctx, t, sdk, "hi", tc.opts...)
 			if res.Status != tc.status {
 				t.Fatalf("status %s (%v), want %s", res.Status, res.Failure, tc.status)
 			}
 			if tc.failure != "" && (res.Failure == nil || res.Failure.Code != tc.failure) {
 				t.Errorf("failure %v, want %s", res.Failure, tc.failure)
 			}
-			if tc.diag != "" {
-				found := false
-				for _, p := range ps {
-					if p.Kind == agentadaptor.KindDiagnostic && p.Diagnostic.Code == tc.diag {
-						found = true
-					}
-				}
-				if !found {
-					t.Errorf("no %s diagnostic in %v", tc.diag, kinds(ps))
-				}
+			if tc.diag != "" && !adaptertest.HasDiagnostic(ps, tc.diag) {
+				t.Errorf("no %s diagnostic in %v", tc.diag, adaptertest.Names(ps))
 			}
 		})
 	}

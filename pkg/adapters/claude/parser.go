@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/pkg/adapters/internal/clibase"
 )
 
 // Custom payload names the parser emits.
@@ -162,7 +163,7 @@ func (p *Parser) ParseLine(b []byte, emit agentadaptor.Emitter) error {
 			p.init(&l, emit)
 			return nil
 		}
-		emit(agentadaptor.StreamPayload{Name: "claude.system." + safeName(l.Subtype), Raw: rawMap(b)})
+		emit(agentadaptor.StreamPayload{Name: "claude.system." + clibase.SafeName(l.Subtype), Raw: clibase.RawMap(b)})
 	case "assistant":
 		return p.assistant(&l, emit)
 	case "user":
@@ -190,7 +191,7 @@ func (p *Parser) ParseLine(b []byte, emit agentadaptor.Emitter) error {
 	case "":
 		return fmt.Errorf("claude stream-json line has no type")
 	default:
-		emit(agentadaptor.StreamPayload{Name: "claude." + safeName(l.Type), Raw: rawMap(b)})
+		emit(agentadaptor.StreamPayload{Name: "claude." + clibase.SafeName(l.Type), Raw: clibase.RawMap(b)})
 	}
 	return nil
 }
@@ -286,7 +287,7 @@ func (p *Parser) assistant(l *line, emit agentadaptor.Emitter) error {
 			emit(agentadaptor.StreamPayload{Kind: agentadaptor.KindToolCallArgs, ToolCallID: b.ID, Delta: args})
 			emit(agentadaptor.StreamPayload{Kind: agentadaptor.KindToolCallEnd, ToolCallID: b.ID, ToolName: b.Name, ToolArgs: args})
 		default:
-			emit(agentadaptor.StreamPayload{Name: "claude.assistant." + safeName(b.Type), Raw: map[string]any{"message_id": m.ID, "block_type": b.Type}})
+			emit(agentadaptor.StreamPayload{Name: "claude.assistant." + clibase.SafeName(b.Type), Raw: map[string]any{"message_id": m.ID, "block_type": b.Type}})
 		}
 	}
 	return nil
@@ -534,24 +535,4 @@ func apiStatus(raw json.RawMessage) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-func rawMap(b []byte) map[string]any {
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return m
-}
-
-// safeName keeps payload names to letters, digits, '_', '-' and '.'.
-func safeName(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
-			return r
-		}
-		return '_'
-	}, s)
 }

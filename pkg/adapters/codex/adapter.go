@@ -5,15 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/pkg/adapters/internal/clibase"
 )
 
 // Name is the adapter's registry name.
@@ -96,7 +94,7 @@ func (a *Adapter) Name() string { return Name }
 // flag: MCP servers go on the command line as -c mcp_servers.<key>={...}
 // inline tables that name environment variables for every secret.
 func (a *Adapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (*agentadaptor.Invocation, error) {
-	bin, err := resolveBinary(a.cfg.Binary)
+	bin, err := clibase.ResolveBinary(a.cfg.Binary, "codex", "codex.Config.Binary")
 	if err != nil {
 		return nil, err
 	}
@@ -150,12 +148,8 @@ func (a *Adapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (
 
 	env := map[string]string{}
 	if a.cfg.Isolate {
-		root := a.cfg.IsolateDir
-		if root == "" {
-			root = filepath.Join(req.TempDir, "home")
-		}
-		home := filepath.Join(root, "codex")
-		if err := os.MkdirAll(home, 0o700); err != nil {
+		root, home, err := clibase.IsolatedProfile(a.cfg.IsolateDir, req.TempDir, "codex")
+		if err != nil {
 			return nil, fmt.Errorf("codex: creating the isolated CODEX_HOME: %w", err)
 		}
 		env["HOME"] = root
@@ -244,7 +238,7 @@ func (a *Adapter) mcpOverrides(specs []agentadaptor.MCPServerSpec) ([]string, er
 		if timeout == 0 {
 			timeout = def
 		} else {
-			timeout += timeout/10 + 5*time.Second
+			timeout = clibase.WithHeadroom(timeout)
 		}
 		add("tool_timeout_sec", strconv.FormatInt(int64(math.Ceil(timeout.Seconds())), 10))
 		if s.Required {
@@ -354,23 +348,6 @@ func dedupe(s []string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func resolveBinary(bin string) (string, error) {
-	if bin == "" {
-		bin = "codex"
-	}
-	if strings.ContainsRune(bin, os.PathSeparator) {
-		if _, err := os.Stat(bin); err != nil {
-			return "", &agentadaptor.ConfigError{Field: "codex.Config.Binary", Reason: fmt.Sprintf("%q not found", bin), Err: err}
-		}
-		return bin, nil
-	}
-	p, err := exec.LookPath(bin)
-	if err != nil {
-		return "", &agentadaptor.ConfigError{Field: "codex.Config.Binary", Reason: fmt.Sprintf("%q is not on PATH", bin), Err: err}
-	}
-	return p, nil
 }
 
 // mustJSON is used by the parser for raw payloads.

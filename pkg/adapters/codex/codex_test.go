@@ -1,9 +1,7 @@
 package codex_test
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,35 +19,16 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func fixture(t testing.TB, name string) string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func fakeAdapter(t testing.TB, cfg codex.Config) *codex.Adapter {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Binary = exe
-	a, err := codex.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return adaptertest.WithTestBinary(t, func(bin string) (*codex.Adapter, error) {
+		cfg.Binary = bin
+		return codex.New(cfg)
+	})
 }
 
 func fakeEnv(t testing.TB, name, mode string, extra ...string) agentadaptor.RunOption {
-	env := fakemodel.FakeCLIEnvFor(fixture(t, name), mode)
-	for i := 0; i+1 < len(extra); i += 2 {
-		env[extra[i]] = extra[i+1]
-	}
-	return agentadaptor.WithEnv(env)
+	return fakemodel.FakeCLIOption(adaptertest.Fixture(t, name), mode, extra...)
 }
 
 func TestConformance(t *testing.T) {
@@ -62,35 +41,7 @@ func TestConformance(t *testing.T) {
 
 func parse(t testing.TB, name string, exit agentadaptor.ExitStatus) ([]agentadaptor.StreamPayload, agentadaptor.Outcome, []error) {
 	t.Helper()
-	data, err := os.ReadFile(fixture(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := codex.NewParser()
-	var out []agentadaptor.StreamPayload
-	emit := func(sp agentadaptor.StreamPayload) { out = append(out, sp) }
-	var errs []error
-	for _, l := range bytes.Split(data, []byte("\n")) {
-		if len(bytes.TrimSpace(l)) == 0 {
-			continue
-		}
-		if err := p.ParseLine(l, emit); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return out, p.Finish(exit, emit), errs
-}
-
-func names(ps []agentadaptor.StreamPayload) []string {
-	var out []string
-	for _, p := range ps {
-		if p.Kind == agentadaptor.KindCustom {
-			out = append(out, "custom:"+p.Name)
-		} else {
-			out = append(out, string(p.Kind))
-		}
-	}
-	return out
+	return adaptertest.Replay(t, name, codex.NewParser(), exit)
 }
 
 func TestParserFixtures(t *testing.T) {
@@ -137,8 +88,8 @@ func TestParserFixtures(t *testing.T) {
 			if len(errs) != tc.errs {
 				t.Errorf("errors %v, want %d", errs, tc.errs)
 			}
-			if tc.names != nil && strings.Join(names(ps), " ") != strings.Join(tc.names, " ") {
-				t.Errorf("payloads:\n got %v\nwant %v", names(ps), tc.names)
+			if tc.names != nil && strings.Join(adaptertest.Names(ps), " ") != strings.Join(tc.names, " ") {
+				t.Errorf("payloads:\n got %v\nwant %v", adaptertest.Names(ps), tc.names)
 			}
 			if tc.output != "" && out.Output != tc.output {
 				t.Errorf("output %q, want %q", out.Output, tc.output)
@@ -289,17 +240,14 @@ func TestConfigErrors(t *testing.T) {
 			if err == nil {
 				_, err = a.Prepare(context.Background(), &agentadaptor.AdapterRequest{TempDir: t.TempDir(), MCPServers: tc.specs})
 			}
-			var ce *agentadaptor.ConfigError
-			if !errors.As(err, &ce) || ce.Field != tc.field {
-				t.Fatalf("err %v, want ConfigError on %s", err, tc.field)
-			}
+			adaptertest.CheckConfigError(t, err, tc.field)
 		})
 	}
 }
 
 func TestRobustness(t *testing.T) {
 	huge := filepath.Join(t.TempDir(), "huge.jsonl")
-	text, _ := os.ReadFile(fixture(t, "text.jsonl"))
+	text, _ := os.ReadFile(adaptertest.Fixture(t, "text.jsonl"))
 	big := `{"type":"item.completed","item":{"id":"x","type":"agent_message","text":"` + strings.Repeat("y", 200<<10) + `"}}` + "\n"
 	if err := os.WriteFile(huge, append([]byte(big), text...), 0o600); err != nil {
 		t.Fatal(err)
@@ -327,26 +275,12 @@ func TestRobustness(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			h, err := sdk.Start(ctx, "hi", tc.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ps := adaptertest.Collect(ctx, t, h)
-			adaptertest.CheckStream(t, h.RunID(), ps)
-			res, _ := h.Wait(ctx)
+			ps, res := adaptertest.RunToEnd(ctx, t, sdk, "hi", tc.opts...)
 			if res.Status != tc.status || (tc.failure != "" && (res.Failure == nil || res.Failure.Code != tc.failure)) {
 				t.Fatalf("status %s failure %v, want %s %s", res.Status, res.Failure, tc.status, tc.failure)
 			}
-			if tc.diag != "" {
-				found := false
-				for _, p := range ps {
-					if p.Kind == agentadaptor.KindDiagnostic && p.Diagnostic.Code == tc.diag {
-						found = true
-					}
-				}
-				if !found {
-					t.Errorf("no %s diagnostic in %v", tc.diag, names(ps))
-				}
+			if tc.diag != "" && !adaptertest.HasDiagnostic(ps, tc.diag) {
+				t.Errorf("no %s diagnostic in %v", tc.diag, adaptertest.Names(ps))
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/pkg/adapters/internal/clibase"
 )
 
 // Custom payload names the parser emits (others are "codex.<item type>").
@@ -127,7 +128,7 @@ func (p *Parser) ParseLine(b []byte, emit agentadaptor.Emitter) error {
 	default:
 		var raw map[string]any
 		_ = json.Unmarshal(b, &raw)
-		emit(agentadaptor.StreamPayload{Name: "codex." + safeName(ev.Type), Raw: raw})
+		emit(agentadaptor.StreamPayload{Name: "codex." + clibase.SafeName(ev.Type), Raw: raw})
 	}
 	return nil
 }
@@ -168,7 +169,7 @@ func (p *Parser) item(phase string, it *item, raw json.RawMessage, emit agentada
 			m = map[string]any{}
 		}
 		m["phase"] = phase
-		emit(agentadaptor.StreamPayload{Name: "codex." + safeName(it.Type), Raw: m})
+		emit(agentadaptor.StreamPayload{Name: "codex." + clibase.SafeName(it.Type), Raw: m})
 	}
 }
 
@@ -290,18 +291,4 @@ func (p *Parser) Finish(exit agentadaptor.ExitStatus, emit agentadaptor.Emitter)
 		out.Failure = &agentadaptor.Failure{Code: agentadaptor.FailureProtocol, Message: "codex exited without turn.completed"}
 	}
 	return out
-}
-
-// safeName keeps payload names to letters, digits, '_', '-' and '.'.
-func safeName(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
-			return r
-		}
-		return '_'
-	}, s)
 }

@@ -1,7 +1,6 @@
 package cursor_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,31 +21,16 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func fixture(t testing.TB, name string) string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func fakeAdapter(t testing.TB, cfg cursor.Config) *cursor.Adapter {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Binary = exe
-	a, err := cursor.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return adaptertest.WithTestBinary(t, func(bin string) (*cursor.Adapter, error) {
+		cfg.Binary = bin
+		return cursor.New(cfg)
+	})
 }
 
-func fakeEnv(t testing.TB, name, mode string) agentadaptor.RunOption {
-	return agentadaptor.WithEnv(fakemodel.FakeCLIEnvFor(fixture(t, name), mode))
+func fakeEnv(t testing.TB, name, mode string, extra ...string) agentadaptor.RunOption {
+	return fakemodel.FakeCLIOption(adaptertest.Fixture(t, name), mode, extra...)
 }
 
 func TestConformance(t *testing.T) {
@@ -59,35 +43,7 @@ func TestConformance(t *testing.T) {
 
 func parse(t testing.TB, name string, streaming bool, exit int) ([]agentadaptor.StreamPayload, agentadaptor.Outcome, []error) {
 	t.Helper()
-	data, err := os.ReadFile(fixture(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := cursor.NewParser(streaming)
-	var out []agentadaptor.StreamPayload
-	emit := func(sp agentadaptor.StreamPayload) { out = append(out, sp) }
-	var errs []error
-	for _, l := range bytes.Split(data, []byte("\n")) {
-		if len(bytes.TrimSpace(l)) == 0 {
-			continue
-		}
-		if err := p.ParseLine(l, emit); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return out, p.Finish(agentadaptor.ExitStatus{Code: exit}, emit), errs
-}
-
-func names(ps []agentadaptor.StreamPayload) []string {
-	var out []string
-	for _, p := range ps {
-		if p.Kind == agentadaptor.KindCustom {
-			out = append(out, "custom:"+p.Name)
-		} else {
-			out = append(out, string(p.Kind))
-		}
-	}
-	return out
+	return adaptertest.Replay(t, name, cursor.NewParser(streaming), agentadaptor.ExitStatus{Code: exit})
 }
 
 func TestParserFixtures(t *testing.T) {
@@ -128,8 +84,8 @@ func TestParserFixtures(t *testing.T) {
 			if len(errs) != tc.errs {
 				t.Errorf("errors %v, want %d", errs, tc.errs)
 			}
-			if tc.names != nil && strings.Join(names(ps), " ") != strings.Join(tc.names, " ") {
-				t.Errorf("payloads:\n got %v\nwant %v", names(ps), tc.names)
+			if tc.names != nil && strings.Join(adaptertest.Names(ps), " ") != strings.Join(tc.names, " ") {
+				t.Errorf("payloads:\n got %v\nwant %v", adaptertest.Names(ps), tc.names)
 			}
 			if tc.output != "" && out.Output != tc.output {
 				t.Errorf("output %q", out.Output)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/pkg/adapters/internal/clibase"
 )
 
 // PayloadInit carries the system/init line: session_id, model, cwd,
@@ -86,7 +87,7 @@ func (p *Parser) ParseLine(b []byte, emit agentadaptor.Emitter) error {
 			}})
 			return nil
 		}
-		emit(agentadaptor.StreamPayload{Name: "cursor.system." + safeName(l.Subtype), Raw: rawMap(b)})
+		emit(agentadaptor.StreamPayload{Name: "cursor.system." + clibase.SafeName(l.Subtype), Raw: clibase.RawMap(b)})
 	case "user":
 		// The prompt echoed back: nothing to report.
 	case "assistant":
@@ -134,7 +135,7 @@ func (p *Parser) ParseLine(b []byte, emit agentadaptor.Emitter) error {
 	case "":
 		return fmt.Errorf("cursor stream-json line has no type")
 	default:
-		emit(agentadaptor.StreamPayload{Name: "cursor." + safeName(l.Type), Raw: rawMap(b)})
+		emit(agentadaptor.StreamPayload{Name: "cursor." + clibase.SafeName(l.Type), Raw: clibase.RawMap(b)})
 	}
 	return nil
 }
@@ -335,23 +336,4 @@ func (p *Parser) Finish(exit agentadaptor.ExitStatus, emit agentadaptor.Emitter)
 		out.Failure = &agentadaptor.Failure{Code: agentadaptor.FailureAgent, Message: msg, Detail: map[string]any{"subtype": p.result.Subtype}}
 	}
 	return out
-}
-
-func rawMap(b []byte) map[string]any {
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return m
-}
-
-func safeName(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
-			return r
-		}
-		return '_'
-	}, s)
 }

@@ -2,14 +2,13 @@ package scripted
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
-	"fmt"
-	"github.com/seed0634/agentadaptor/pkg/adapters/internal/mcpjson"
 	"os"
 	"path/filepath"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/pkg/adapters/internal/clibase"
+	"github.com/seed0634/agentadaptor/pkg/adapters/internal/mcpjson"
 )
 
 // Name is the adapter's registry name.
@@ -122,7 +121,7 @@ func (a *Adapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (
 	case req.ResumeSessionID != "":
 		args = append(args, "--resume", req.ResumeSessionID)
 	case req.SessionKey != "":
-		args = append(args, "--session-id", newUUID())
+		args = append(args, "--session-id", clibase.NewUUID())
 	}
 	// On SIGINT the agent cancels its in-flight tools/call; deliver
 	// notifications/cancelled before returning (as real CLIs do) rather than
@@ -139,12 +138,4 @@ func (a *Adapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (
 		Env:    env,
 		Parser: newParser(req.MCPServers),
 	}, nil
-}
-
-func newUUID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

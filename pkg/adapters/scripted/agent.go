@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/seed0634/agentadaptor/pkg/adapters/internal/clibase"
 )
 
 // AgentEnv is the environment variable that turns a binary into the scripted
@@ -94,7 +95,7 @@ func RunAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		a.lastResult = st.LastResult
 	}
 	if a.session == "" {
-		a.session = newUUID()
+		a.session = clibase.NewUUID()
 	}
 	cfg, err := readMCPConfig(*mcpPath)
 	if err != nil {
