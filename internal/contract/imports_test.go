@@ -6,7 +6,9 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,31 +83,115 @@ func hasPrefixAny(s string, prefixes ...string) bool {
 	return false
 }
 
+// layer is the import rule of one package (docs/design.md#layering): the
+// module packages it may import (by prefix) and the protocol SDKs it may use.
+type layer struct {
+	allow []string
+	sdks  []string
+}
+
+var (
+	a2aSDK  = "github.com/a2aproject/a2a-go"
+	aguiSDK = "github.com/ag-ui-protocol/ag-ui"
+	mcpSDK  = "github.com/modelcontextprotocol/go-sdk"
+)
+
+func mod(paths ...string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = module + "/" + p
+	}
+	return out
+}
+
+// layers maps a package directory to its rule. Directories not listed
+// (cmd, examples, internal) are free to wire everything together.
+var layers = map[string]layer{
+	".":                          {},
+	"pkg/clients/clienterr":      {},
+	"pkg/clients/a2a":            {allow: mod("pkg/clients/clienterr", "internal/authref"), sdks: []string{a2aSDK}},
+	"pkg/clients/agui":           {allow: mod("pkg/clients/clienterr", "internal/authref"), sdks: []string{aguiSDK}},
+	"pkg/delegation":             {},
+	"pkg/delegation/artifact":    {allow: mod("pkg/delegation", "internal/sanitize")},
+	"pkg/delegation/audit":       {allow: mod("pkg/delegation")},
+	"pkg/delegation/remote":      {allow: mod("pkg/delegation", "internal/sanitize", "internal/authref")},
+	"pkg/delegation/registry":    {allow: mod("pkg/delegation", "pkg/clients/clienterr", "internal/sanitize", "internal/authref")},
+	"pkg/delegation/delegator":   {allow: mod("pkg/delegation", "pkg/clients/clienterr", "internal/sanitize", "internal/authref")},
+	"pkg/delegation/a2aremote":   {allow: mod("pkg/delegation", "pkg/clients/a2a", "internal/sanitize"), sdks: []string{a2aSDK}},
+	"pkg/delegation/aguiremote":  {allow: mod("pkg/delegation", "pkg/clients/agui", "internal/sanitize"), sdks: []string{aguiSDK}},
+	"pkg/delegation/mcptool":     {allow: append(mod("pkg/delegation", "internal/sanitize"), module), sdks: []string{mcpSDK}},
+	"pkg/bridges/agui":           {allow: []string{module}, sdks: []string{aguiSDK}},
+	"pkg/bridges/sse":            {allow: append(mod("pkg/bridges/agui"), module), sdks: []string{aguiSDK}},
+	"pkg/bridges/a2a":            {allow: []string{module}, sdks: []string{a2aSDK}},
+	"pkg/bridges/subagentstream": {allow: append(mod("pkg/bridges/agui", "pkg/bridges/sse", "pkg/delegation"), module), sdks: []string{aguiSDK}},
+}
+
+// TestImportRules enforces the layering of docs/design.md#layering on
+// every non-test file: the root package imports nothing of the module and
+// no protocol SDK; adapters import the core SDK only (the scripted agent
+// may use the MCP client); every pkg/ package of the table imports only the
+// module packages and protocol SDKs its layer allows. A pkg/ package that
+// is not in the table fails the test: a new package needs a rule.
 func TestImportRules(t *testing.T) {
 	pkgs := pkgFiles(t)
-	if len(pkgs["."]) == 0 || len(pkgs["pkg/adapters/scripted"]) == 0 {
-		t.Fatalf("did not find the root package and the scripted adapter: %v", keys(pkgs))
+	if len(pkgs["."]) == 0 || len(pkgs["pkg/adapters/scripted"]) == 0 || len(pkgs["pkg/delegation"]) == 0 {
+		t.Fatalf("did not find the root package, the scripted adapter and pkg/delegation: %v", keys(pkgs))
 	}
 	for dir, files := range pkgs {
-		for _, imp := range imports(files) {
-			switch {
-			case dir == ".":
-				if hasPrefixAny(imp, module+"/pkg", module+"/internal") || hasPrefixAny(imp, protocolSDKs...) {
-					t.Errorf("core SDK imports %s: the root package imports no pkg/ package and no protocol SDK", imp)
-				}
-			case strings.HasPrefix(dir, "pkg/adapters/"):
-				forbidden := []string{module + "/pkg/bridges", module + "/pkg/hosttools", module + "/pkg/clients",
-					"github.com/a2aproject/a2a-go", "github.com/ag-ui-protocol/ag-ui"}
-				if dir != "pkg/adapters/scripted" {
-					forbidden = append(forbidden, "github.com/modelcontextprotocol/go-sdk")
-				}
+		if strings.HasPrefix(dir, "pkg/adapters/") {
+			forbidden := []string{module + "/pkg/bridges", module + "/pkg/delegation", module + "/pkg/clients", a2aSDK, aguiSDK}
+			if dir != "pkg/adapters/scripted" {
+				forbidden = append(forbidden, mcpSDK)
+			}
+			for _, imp := range imports(files) {
 				if hasPrefixAny(imp, forbidden...) {
 					t.Errorf("%s imports %s: adapters import the core SDK only (the scripted agent may use the MCP client)", dir, imp)
 				}
-			case strings.HasPrefix(dir, "pkg/hosttools/a2adelegation"), strings.HasPrefix(dir, "pkg/bridges/subagentstream"):
-				if hasPrefixAny(imp, module+"/pkg/adapters") {
-					t.Errorf("%s imports %s: delegation and the subagent mux never import concrete adapters", dir, imp)
+			}
+			continue
+		}
+		rule, ok := layers[dir]
+		if !ok {
+			if strings.HasPrefix(dir, "pkg/") {
+				t.Errorf("%s has no import rule: add it to layers (and to docs/design.md#layering)", dir)
+			}
+			continue
+		}
+		for _, imp := range imports(files) {
+			switch {
+			case imp == module || strings.HasPrefix(imp, module+"/"):
+				if imp != dir && !slices.ContainsFunc(rule.allow, func(a string) bool { return imp == a || (a != module && strings.HasPrefix(imp, a+"/")) }) {
+					t.Errorf("%s imports %s: its layer allows only %v", dir, imp, rule.allow)
 				}
+			case hasPrefixAny(imp, protocolSDKs...):
+				if !hasPrefixAny(imp, rule.sdks...) {
+					t.Errorf("%s imports the protocol SDK %s: its layer allows only %v", dir, imp, rule.sdks)
+				}
+			}
+		}
+	}
+}
+
+// TestLeafDependencies checks the transitive dependencies (go list -deps)
+// of the packages that must stay free of protocol SDKs: the subagent mux
+// renders AG-UI but depends on neither A2A, MCP nor the delegation tool
+// packages; the delegator and the event vocabulary depend on no protocol SDK.
+func TestLeafDependencies(t *testing.T) {
+	for pkg, banned := range map[string][]string{
+		"./pkg/bridges/subagentstream": {a2aSDK, mcpSDK, module + "/pkg/delegation/delegator", module + "/pkg/delegation/mcptool",
+			module + "/pkg/delegation/registry", module + "/pkg/delegation/a2aremote", module + "/pkg/clients"},
+		"./pkg/delegation":           {a2aSDK, mcpSDK, aguiSDK},
+		"./pkg/delegation/delegator": {a2aSDK, mcpSDK, aguiSDK, module + "/pkg/delegation/a2aremote", module + "/pkg/delegation/aguiremote"},
+	} {
+		cmd := exec.Command("go", "list", "-deps", pkg)
+		cmd.Dir = "../.."
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if hasPrefixAny(dep, banned...) {
+				t.Errorf("%s depends on %s", pkg, dep)
 			}
 		}
 	}

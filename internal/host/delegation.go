@@ -13,17 +13,17 @@ import (
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
-	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
 )
 
 //go:embed demo/research.yaml
 var demoResearch []byte
 
 // registrySpecs converts the config's agents into host-curated specs.
-func registrySpecs(agents []hostconfig.Agent) []a2adelegation.RemoteAgentSpec {
-	var specs []a2adelegation.RemoteAgentSpec
+func registrySpecs(agents []hostconfig.Agent) []registry.RemoteAgentSpec {
+	var specs []registry.RemoteAgentSpec
 	for _, a := range agents {
-		p := a2adelegation.DefaultPolicy()
+		p := registry.DefaultPolicy()
 		p.AllowInputRequired = true
 		if a.Policy.AllowInputRequired != nil {
 			p.AllowInputRequired = *a.Policy.AllowInputRequired
@@ -51,10 +51,10 @@ func registrySpecs(agents []hostconfig.Agent) []a2adelegation.RemoteAgentSpec {
 		}
 		p.RequireStreaming = a.Policy.RequireStreaming
 		p.AllowedTenants = a.Policy.AllowedTenants
-		specs = append(specs, a2adelegation.RemoteAgentSpec{
+		specs = append(specs, registry.RemoteAgentSpec{
 			Key: a.Key, DisplayName: a.DisplayName, Description: a.Description, Protocol: a.Protocol,
 			AgentCardURL: a.AgentCardURL, EndpointURL: a.EndpointURL, AuthRef: a.AuthRef, Tenant: a.Tenant,
-			Shortcut: a.Shortcut, FetchCard: a.FetchCard, Policy: p, Provenance: a2adelegation.ProvenanceHost,
+			Shortcut: a.Shortcut, FetchCard: a.FetchCard, Policy: p, Provenance: registry.ProvenanceHost,
 		})
 	}
 	return specs

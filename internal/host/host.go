@@ -15,7 +15,15 @@ import (
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
-	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation/a2aremote"
+	"github.com/seed0634/agentadaptor/pkg/delegation/aguiremote"
+	"github.com/seed0634/agentadaptor/pkg/delegation/artifact"
+	"github.com/seed0634/agentadaptor/pkg/delegation/audit"
+	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"
+	"github.com/seed0634/agentadaptor/pkg/delegation/mcptool"
+	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
+	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
 )
 
 //go:embed demo/parent.yaml
@@ -43,9 +51,11 @@ type Host struct {
 	log      *slog.Logger
 	sdk      *agentadaptor.SDK
 	registry *sse.Registry
-	bus      a2adelegation.EventBus
+	bus      delegation.EventBus
 	hub      *subagentstream.Hub
-	deleg    *a2adelegation.Service
+	deleg    *delegator.Delegator
+	tools    *mcptool.Server
+	audit    audit.Store
 	remote   *demoRemote // the embedded demo's research agent, if any
 	mux      *http.ServeMux
 }
@@ -87,24 +97,27 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 			Description: "Researches a question and reports with notes.",
 		}}
 	}
-	reg, err := a2adelegation.NewRegistry(registrySpecs(agents)...)
+	reg, err := registry.New(registry.Options{Connectors: []remote.Connector{a2aremote.New(a2aremote.Options{}), aguiremote.New(aguiremote.Options{})}},
+		registrySpecs(agents)...)
 	if err != nil {
 		return nil, err
 	}
-	h.bus = a2adelegation.NewMemoryBus()
-	audit, err := a2adelegation.NewMemoryAudit(cfg.AuditFile)
+	h.bus = delegation.NewMemoryBus()
+	if h.audit, err = openAudit(cfg.AuditFile); err != nil {
+		return nil, err
+	}
+	h.deleg, err = delegator.New(ctx, delegator.Config{Registry: reg, Bus: h.bus, Audit: h.audit, Artifacts: artifact.NewMemoryStore(0), Logger: opts.Logger})
 	if err != nil {
 		return nil, err
 	}
-	h.deleg, err = a2adelegation.New(ctx, a2adelegation.Config{Registry: reg, Bus: h.bus, Audit: audit, Logger: opts.Logger})
-	if err != nil {
+	if h.tools, err = mcptool.New(mcptool.Config{Delegator: h.deleg, Logger: opts.Logger}); err != nil {
 		return nil, err
 	}
 	parent, err := newParent(cfg.Parent, opts)
 	if err != nil {
 		return nil, err
 	}
-	runDefaults := []agentadaptor.RunOption{agentadaptor.WithRuntimeServices(h.deleg.RuntimeService())}
+	runDefaults := []agentadaptor.RunOption{agentadaptor.WithRuntimeServices(h.tools.RuntimeService())}
 	if cfg.Parent.Model != "" {
 		runDefaults = append(runDefaults, agentadaptor.WithModel(cfg.Parent.Model))
 	}
@@ -132,9 +145,9 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	h.mux.Handle("/agui", chat)
 	h.mux.Handle("/agui/runs/{runId}/cancel", chat.CancelHandler())
 	h.mux.Handle("/agui/runs/{runId}/events", h.hub.EventsHandler())
-	h.mux.Handle("GET /agui/runs/{runId}/delegations", h.byAGUIRunID(h.deleg.AuditHandler()))
+	h.mux.Handle("GET /agui/runs/{runId}/delegations", h.byAGUIRunID(audit.Handler(h.audit)))
 	h.mux.Handle("POST /agui/runs/{runId}/delegations/{delegationId}/input", h.byAGUIRunID(h.deleg.InputHandler()))
-	h.mux.Handle("GET /agui/runs/{runId}/delegations/{delegationId}/artifacts/{artifactId}", h.byAGUIRunID(h.deleg.ArtifactHandler()))
+	h.mux.Handle("GET /agui/runs/{runId}/delegations/{delegationId}/artifacts/{artifactId}", h.byAGUIRunID(artifact.Handler(h.deleg.Artifacts())))
 	h.mux.Handle("/", web.Handler())
 	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -189,6 +202,9 @@ func (h *Host) Shutdown(ctx context.Context) error {
 }
 
 func (h *Host) closeServices(ctx context.Context) {
+	if h.tools != nil {
+		_ = h.tools.Close()
+	}
 	if h.deleg != nil {
 		if err := h.deleg.Close(ctx); err != nil {
 			h.log.Warn("agentadaptor: closing the delegation service", "err", err)
@@ -197,6 +213,18 @@ func (h *Host) closeServices(ctx context.Context) {
 	if h.remote != nil {
 		h.remote.close(ctx)
 	}
+	if c, ok := h.audit.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
+}
+
+// openAudit returns the audit store: in memory, or backed by a JSONL file
+// that is read back at startup.
+func openAudit(path string) (audit.Store, error) {
+	if path == "" {
+		return audit.NewMemory(audit.Options{}), nil
+	}
+	return audit.OpenFile(path, audit.Options{})
 }
 
 // Serve runs srv until ctx is cancelled, then shuts down in order: cancel

@@ -14,7 +14,11 @@ import (
 
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
 	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
-	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation/a2aremote"
+	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"
+	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
+	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
 )
 
 // TestCancelRaceLeavesNoRemoteTask is the regression test of what the soak
@@ -37,16 +41,16 @@ func TestCancelRaceLeavesNoRemoteTask(t *testing.T) {
 		}
 		return fakea2a.Script(fakea2a.Working("working"), fakea2a.Hang())
 	}})
-	pol := a2adelegation.DefaultPolicy()
+	pol := registry.DefaultPolicy()
 	pol.MaxConcurrentPerRun = n
-	reg, err := a2adelegation.NewRegistry(a2adelegation.RemoteAgentSpec{Key: "research", DisplayName: "Research", Description: "d",
-		Protocol: a2adelegation.ProtocolA2A, AgentCardURL: srv.CardURL(), AuthRef: "env:" + tokenEnv, Policy: pol})
+	reg, err := newRegistry(registry.RemoteAgentSpec{Key: "research", DisplayName: "Research", Description: "d",
+		Protocol: delegation.ProtocolA2A, AgentCardURL: srv.CardURL(), AuthRef: "env:" + tokenEnv, Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	svc, err := a2adelegation.New(ctx, a2adelegation.Config{Registry: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	svc, err := delegator.New(ctx, delegator.Config{Registry: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		CleanupInterval: 20 * time.Millisecond, CleanupAttempts: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +58,7 @@ func TestCancelRaceLeavesNoRemoteTask(t *testing.T) {
 	defer func() { _ = svc.Close(ctx) }()
 
 	var wg sync.WaitGroup
-	results := make([]a2adelegation.Result, n)
+	results := make([]delegation.Result, n)
 	for i := range n {
 		obj := fmt.Sprintf("task %d", i)
 		dctx, dcancel := context.WithCancel(ctx)
@@ -63,7 +67,7 @@ func TestCancelRaceLeavesNoRemoteTask(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = svc.Delegate(dctx, a2adelegation.Request{RunID: "run-1", Agent: "research", Objective: obj})
+			results[i] = svc.Delegate(dctx, delegator.Request{RunID: "run-1", Agent: "research", Objective: obj})
 		}()
 	}
 	wg.Wait()
@@ -96,4 +100,9 @@ func TestCancelRaceLeavesNoRemoteTask(t *testing.T) {
 		t.Errorf("%d of %d remote tasks were left running after their delegations were cancelled (CancelTask requests: %d): %s\nresults: %s",
 			len(bad), len(srv.Tasks()), len(srv.RequestsFor("CancelTask")), strings.Join(bad, "; "), strings.Join(codes, ", "))
 	}
+}
+
+// newRegistry builds a registry of A2A agents.
+func newRegistry(specs ...registry.RemoteAgentSpec) (*registry.Registry, error) {
+	return registry.New(registry.Options{Connectors: []remote.Connector{a2aremote.New(a2aremote.Options{})}}, specs...)
 }

@@ -54,7 +54,10 @@ import (
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
 	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
-	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"
+	"github.com/seed0634/agentadaptor/pkg/delegation/mcptool"
+	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
 )
 
 const (
@@ -235,7 +238,7 @@ type runRec struct {
 	aguiRun  string
 	release  *os.File
 	sub      *subagentstream.Subscriber
-	busSub   *a2adelegation.Subscription
+	busSub   *delegation.Subscription
 	startsCh chan struct{} // closed once every tool call start frame was seen
 	muxDone  chan struct{}
 	busDone  chan struct{}
@@ -243,7 +246,7 @@ type runRec struct {
 
 	mu     sync.Mutex
 	frames []*subagentstream.Frame
-	events []a2adelegation.DelegationEvent
+	events []delegation.DelegationEvent
 }
 
 type delRec struct {
@@ -263,7 +266,7 @@ type delRec struct {
 	done     chan struct{}
 
 	start, end time.Time
-	res        a2adelegation.Result
+	res        delegation.Result
 
 	mu       sync.Mutex
 	cancelAt time.Time
@@ -383,27 +386,31 @@ func runSoak(tb testing.TB, cfg config) report {
 		return normal
 	}
 	servers := make([]*fakea2a.Server, cfg.Servers)
-	var specs []a2adelegation.RemoteAgentSpec
+	var specs []registry.RemoteAgentSpec
 	total := cfg.Runs * cfg.PerRun
 	for i := range servers {
 		servers[i] = fakea2a.New(tb, fakea2a.Options{Name: fmt.Sprintf("soak-%d", i), Streaming: true, Choose: choose, RequireToken: agentToken})
-		pol := a2adelegation.DefaultPolicy()
+		pol := registry.DefaultPolicy()
 		pol.MaxTimeout = cfg.Deadline
 		pol.MaxConcurrentPerRun = cfg.PerRun
 		pol.MaxConcurrentGlobal = total
-		specs = append(specs, a2adelegation.RemoteAgentSpec{Key: fmt.Sprintf("agent%d", i), DisplayName: fmt.Sprintf("Soak Agent %d", i),
-			Description: "Host-written soak agent.", Protocol: a2adelegation.ProtocolA2A, AgentCardURL: servers[i].CardURL(),
+		specs = append(specs, registry.RemoteAgentSpec{Key: fmt.Sprintf("agent%d", i), DisplayName: fmt.Sprintf("Soak Agent %d", i),
+			Description: "Host-written soak agent.", Protocol: delegation.ProtocolA2A, AgentCardURL: servers[i].CardURL(),
 			AuthRef: "env:" + tokenEnv, Policy: pol})
 	}
-	reg, err := a2adelegation.NewRegistry(specs...)
+	reg, err := newRegistry(specs...)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	bus := a2adelegation.NewMemoryBus()
+	bus := delegation.NewMemoryBus()
 	var warnCount atomic.Int64
 	logger := slog.New(countingHandler{n: &warnCount})
-	svc, err := a2adelegation.New(ctx, a2adelegation.Config{Registry: reg, Bus: bus, Logger: logger, FailOnCardError: true,
+	svc, err := delegator.New(ctx, delegator.Config{Registry: reg, Bus: bus, Logger: logger, FailOnCardError: true,
 		CancelTimeout: 30 * time.Second, CleanupInterval: 200 * time.Millisecond, CleanupAttempts: 5})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tools, err := mcptool.New(mcptool.Config{Delegator: svc, Logger: logger})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -416,8 +423,9 @@ func runSoak(tb testing.TB, cfg config) report {
 		closed = true
 		cctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
+		_ = tools.Close()
 		if err := svc.Close(cctx); err != nil {
-			tb.Errorf("Service.Close: %v", err)
+			tb.Errorf("Delegator.Close: %v", err)
 		}
 		hub.Close()
 		for _, s := range servers {
@@ -466,7 +474,7 @@ func runSoak(tb testing.TB, cfg config) report {
 		}
 		r.h, err = sdk.Start(ctx, "delegate", agentadaptor.WithAdapterOption("script", parentScript(cfg.PerRun, fifo)),
 			agentadaptor.WithStreaming(), agentadaptor.WithSessionKey(fmt.Sprintf("chat-%03d", i)),
-			agentadaptor.WithRuntimeServices(svc.RuntimeService()))
+			agentadaptor.WithRuntimeServices(tools.RuntimeService()))
 		if err != nil {
 			tb.Fatalf("run %d: %v", i, err)
 		}
@@ -612,9 +620,9 @@ func runSoak(tb testing.TB, cfg config) report {
 			defer wg.Done()
 			defer close(d.done)
 			d.start = time.Now()
-			d.res = svc.Delegate(d.ctx, a2adelegation.Request{RunID: d.run.h.RunID(), SessionKey: fmt.Sprintf("chat-%03d", d.run.idx),
+			d.res = svc.Delegate(d.ctx, delegator.Request{RunID: d.run.h.RunID(), SessionKey: fmt.Sprintf("chat-%03d", d.run.idx),
 				ParentToolCallID: d.parent, Agent: d.agent, Objective: d.obj,
-				OnEvent: func(ev a2adelegation.DelegationEvent) {
+				OnEvent: func(ev delegation.DelegationEvent) {
 					if ev.RemoteTaskID != "" {
 						d.seenOnce.Do(func() { close(d.taskSeen) })
 					}
@@ -690,7 +698,7 @@ func runSoak(tb testing.TB, cfg config) report {
 			e.add("parent", "run %d: mux subscriber: %v", r.idx, r.muxErr)
 		}
 	}
-	if st := svc.Stats(); st != (a2adelegation.Stats{}) {
+	if st := svc.Stats(); st != (delegator.Stats{}) {
 		e.add("stats", "service still holds state after every run ended: %+v", st)
 	}
 
@@ -724,16 +732,16 @@ func checkResults(e *errs, dels []*delRec, rep *report) {
 		}
 		switch {
 		case d.hang:
-			if r.Status != a2adelegation.StatusCancelled || r.Error == nil {
+			if r.Status != delegation.StatusCancelled || r.Error == nil {
 				e.add("result", "hanging delegation %s: status %q error %+v, want cancelled", r.DelegationID, r.Status, r.Error)
-			} else if r.Error.Code == a2adelegation.CodeCancelPending {
+			} else if r.Error.Code == delegation.CodeCancelPending {
 				rep.CancelPending++
-			} else if r.Error.Code != a2adelegation.CodeCancelled {
+			} else if r.Error.Code != delegation.CodeCancelled {
 				e.add("result", "hanging delegation %s: code %s, want cancelled", r.DelegationID, r.Error.Code)
 			}
 			cancelled = append(cancelled, d.end.Sub(d.cancelledAt()))
 		default:
-			if r.Status != a2adelegation.StatusCompleted || r.Error != nil {
+			if r.Status != delegation.StatusCompleted || r.Error != nil {
 				e.add("result", "delegation %s: status %q error %+v, want completed", r.DelegationID, r.Status, r.Error)
 			}
 			completed = append(completed, d.end.Sub(d.start))
@@ -743,11 +751,11 @@ func checkResults(e *errs, dels []*delRec, rep *report) {
 	rep.CancelP50, rep.CancelP99 = percentile(cancelled, 0.5), percentile(cancelled, 0.99)
 }
 
-func wantTerminal(d *delRec) a2adelegation.DelegationEventKind {
+func wantTerminal(d *delRec) delegation.DelegationEventKind {
 	if d.hang {
-		return a2adelegation.DelegationCancelled
+		return delegation.DelegationCancelled
 	}
-	return a2adelegation.DelegationFinished
+	return delegation.DelegationFinished
 }
 
 // checkBus: the raw bus view of every run — every delegation present,
@@ -761,7 +769,7 @@ func checkBus(e *errs, runs []*runRec, dels []*delRec, wantText string, rep *rep
 	for _, r := range runs {
 		rep.BusEvents += len(r.events)
 		var lastSeq uint64
-		per := map[string][]a2adelegation.DelegationEvent{}
+		per := map[string][]delegation.DelegationEvent{}
 		for _, ev := range r.events {
 			if ev.Seq <= lastSeq {
 				e.add("bus-order", "run %d: seq %d after %d", r.idx, ev.Seq, lastSeq)
@@ -780,7 +788,7 @@ func checkBus(e *errs, runs []*runRec, dels []*delRec, wantText string, rep *rep
 				e.add("bus-lost", "run %d: no event of delegation %s", r.idx, id)
 				continue
 			}
-			if evs[0].Kind != a2adelegation.DelegationStarted {
+			if evs[0].Kind != delegation.DelegationStarted {
 				e.add("bus-order", "delegation %s: first event %s", id, evs[0].Kind)
 			}
 			terms := 0
@@ -798,7 +806,7 @@ func checkBus(e *errs, runs []*runRec, dels []*delRec, wantText string, rep *rep
 				if ev.ParentToolCallID != d.parent {
 					e.add("bus-correlation", "delegation %s: parent %q, want %q", id, ev.ParentToolCallID, d.parent)
 				}
-				if ev.Kind == a2adelegation.DelegationTextDelta {
+				if ev.Kind == delegation.DelegationTextDelta {
 					text.WriteString(ev.Delta)
 				}
 			}
@@ -856,7 +864,7 @@ func checkMux(e *errs, runs []*runRec, dels []*delRec, wantText string, rep *rep
 			case f.Type == "CUSTOM" && strings.HasPrefix(m.Name, "subagent."):
 				id, _ := m.Value["delegationId"].(string)
 				per[id] = append(per[id], muxEvent{id: f.ID, name: m.Name, value: m.Value})
-				if a2adelegation.DelegationEventKind(m.Name).Terminal() {
+				if delegation.DelegationEventKind(m.Name).Terminal() {
 					terminalAt[id] = f.ID
 				}
 			case f.Type == "TOOL_CALL_RESULT":
@@ -879,7 +887,7 @@ func checkMux(e *errs, runs []*runRec, dels []*delRec, wantText string, rep *rep
 				e.add("mux-lost", "run %d: no frame of delegation %s", r.idx, id)
 				continue
 			}
-			if evs[0].name != string(a2adelegation.DelegationStarted) {
+			if evs[0].name != string(delegation.DelegationStarted) {
 				e.add("mux-order", "delegation %s: first frame %s", id, evs[0].name)
 			}
 			terms := 0
@@ -888,7 +896,7 @@ func checkMux(e *errs, runs []*runRec, dels []*delRec, wantText string, rep *rep
 				if ev.value["synthesized"] == true {
 					e.add("mux-synthesized", "delegation %s: the mux synthesized %s (the delegator's event was lost or late)", id, ev.name)
 				}
-				if a2adelegation.DelegationEventKind(ev.name).Terminal() {
+				if delegation.DelegationEventKind(ev.name).Terminal() {
 					terms++
 					if ev.name != string(wantTerminal(d)) {
 						e.add("mux-terminal", "delegation %s: terminal %s, want %s", id, ev.name, wantTerminal(d))
@@ -900,7 +908,7 @@ func checkMux(e *errs, runs []*runRec, dels []*delRec, wantText string, rep *rep
 				if ev.value["parentToolCallId"] != d.parent {
 					e.add("mux-correlation", "delegation %s: parentToolCallId %v, want %s", id, ev.value["parentToolCallId"], d.parent)
 				}
-				if ev.name == string(a2adelegation.DelegationTextDelta) {
+				if ev.name == string(delegation.DelegationTextDelta) {
 					s, _ := ev.value["delta"].(string)
 					text.WriteString(s)
 				}
@@ -924,7 +932,7 @@ func checkMux(e *errs, runs []*runRec, dels []*delRec, wantText string, rep *rep
 // checkRemote: every delegation's remote task is completed (normal) or
 // canceled (hanging) on its fake agent, CancelTask went exactly to the
 // hanging ones, and the agents hold no task the host does not know.
-func checkRemote(ctx context.Context, e *errs, servers []*fakea2a.Server, specs []a2adelegation.RemoteAgentSpec, dels []*delRec, rep *report) {
+func checkRemote(ctx context.Context, e *errs, servers []*fakea2a.Server, specs []registry.RemoteAgentSpec, dels []*delRec, rep *report) {
 	cancels := map[string]int{}
 	known := map[string]bool{}
 	for _, s := range servers {

@@ -17,14 +17,14 @@ import (
 	"github.com/seed0634/agentadaptor/pkg/bridges/agui"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
-	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
 )
 
 // benchStream starts a parent that stays in a delegation tool call, and
 // returns its stream and bus.
-func benchStream(b *testing.B, opts subagentstream.Options) (*subagentstream.Hub, *subagentstream.Stream, a2adelegation.EventBus, string, func()) {
+func benchStream(b *testing.B, opts subagentstream.Options) (*subagentstream.Hub, *subagentstream.Stream, delegation.EventBus, string, func()) {
 	b.Helper()
-	bus := a2adelegation.NewMemoryBus()
+	bus := delegation.NewMemoryBus()
 	hub := subagentstream.NewHub(bus, subagentstream.HubOptions{Stream: opts})
 	a := &shellParent{dir: b.TempDir()}
 	h := startParentB(b, a, a.script(P{Kind: "tool_call.start", ToolCallID: "toolu_1", ToolName: "delegate_to_agent"}, "wait:go"))
@@ -51,7 +51,7 @@ func BenchmarkMuxThroughput(b *testing.B) {
 	pubs := make([]*pub, 10)
 	for i := range pubs {
 		pubs[i] = newPub(bus, runID, fmt.Sprintf("del-%d", i), "toolu_1")
-		pubs[i].send(a2adelegation.DelegationStarted)
+		pubs[i].send(delegation.DelegationStarted)
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -71,7 +71,7 @@ func BenchmarkMuxThroughput(b *testing.B) {
 	}()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		pubs[i%len(pubs)].send(a2adelegation.DelegationTextDelta, delta("m", "token "))
+		pubs[i%len(pubs)].send(delegation.DelegationTextDelta, delta("m", "token "))
 	}
 	wg.Wait()
 	b.StopTimer()
@@ -120,7 +120,7 @@ func BenchmarkRelayLatency(b *testing.B) {
 	pubs := make([]*pub, delegations)
 	for i := range pubs {
 		pubs[i] = newPub(bus, runID, fmt.Sprintf("del-%d", i), "toolu_1")
-		pubs[i].send(a2adelegation.DelegationStarted)
+		pubs[i].send(delegation.DelegationStarted)
 	}
 	b.ResetTimer()
 	var pw sync.WaitGroup
@@ -131,7 +131,7 @@ func BenchmarkRelayLatency(b *testing.B) {
 			defer pw.Done()
 			for i := d * per; i < min((d+1)*per, b.N); i++ {
 				stamps[i] = time.Now()
-				pubs[d].send(a2adelegation.DelegationTextDelta, delta("m", strconv.Itoa(i)+","))
+				pubs[d].send(delegation.DelegationTextDelta, delta("m", strconv.Itoa(i)+","))
 				time.Sleep(5 * time.Millisecond) // 200 events/s per remote, 20k/s in all
 			}
 		}()
@@ -151,7 +151,7 @@ func BenchmarkRelayLatency(b *testing.B) {
 	go func() {
 		defer bw.Done()
 		for raw := range in {
-			var ev a2adelegation.DelegationEvent
+			var ev delegation.DelegationEvent
 			_ = json.Unmarshal(raw, &ev)
 			c := agui.NewCustomEvent(string(ev.Kind), subagentstream.Value(ev, "run", false), ev.Time)
 			data, _ := c.ToJSON()
@@ -162,7 +162,7 @@ func BenchmarkRelayLatency(b *testing.B) {
 	}()
 	for i := 0; i < b.N; i++ {
 		bstamps[i] = time.Now()
-		raw, _ := json.Marshal(a2adelegation.DelegationEvent{RunID: runID, DelegationID: "d", Kind: a2adelegation.DelegationTextDelta, Delta: strconv.Itoa(i) + ",", Time: bstamps[i]})
+		raw, _ := json.Marshal(delegation.DelegationEvent{RunID: runID, DelegationID: "d", Kind: delegation.DelegationTextDelta, Delta: strconv.Itoa(i) + ",", Time: bstamps[i]})
 		in <- raw
 		time.Sleep(50 * time.Microsecond) // the same 20k events/s
 	}
@@ -212,9 +212,9 @@ func BenchmarkHeapPerDelegation(b *testing.B) {
 		b.StartTimer()
 		for d := 0; d < n; d++ {
 			p := newPub(bus, runID, fmt.Sprintf("del-%d", d), "toolu_1")
-			p.send(a2adelegation.DelegationStarted)
-			p.send(a2adelegation.DelegationStatus, func(e *a2adelegation.DelegationEvent) { e.Status = "working" })
-			p.send(a2adelegation.DelegationTextStart, msg("m"))
+			p.send(delegation.DelegationStarted)
+			p.send(delegation.DelegationStatus, func(e *delegation.DelegationEvent) { e.Status = "working" })
+			p.send(delegation.DelegationTextStart, msg("m"))
 		}
 		<-drained
 		b.StopTimer()

@@ -52,5 +52,5 @@
 // and per subscriber.
 //
 // This package must not import concrete adapters (pkg/adapters/*); it reads
-// delegation events only through a2adelegation.EventBus.
+// delegation events only through delegation.EventBus.
 package subagentstream

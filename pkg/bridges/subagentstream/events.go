@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
-	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
 )
 
 // The standard AG-UI 1.x subagent lifecycle events, which the AG-UI Go SDK
@@ -127,7 +127,7 @@ func (e *AttributedCustomEvent) ToJSON() ([]byte, error) { return json.Marshal(e
 // delta | text | status | artifact{id,name,mimeType,uri,sizeBytes} |
 // error{code,message,retryable,remoteStatus}. runID is the AG-UI runId of the
 // parent stream. Raw payloads are included as "raw" only when includeRaw.
-func Value(ev a2adelegation.DelegationEvent, runID string, includeRaw bool) map[string]any {
+func Value(ev delegation.DelegationEvent, runID string, includeRaw bool) map[string]any {
 	v := map[string]any{
 		"runId":        runID,
 		"delegationId": ev.DelegationID,
@@ -169,7 +169,7 @@ func Value(ev a2adelegation.DelegationEvent, runID string, includeRaw bool) map[
 	return v
 }
 
-func errorValue(e *a2adelegation.DelegationError) map[string]any {
+func errorValue(e *delegation.DelegationError) map[string]any {
 	m := map[string]any{"code": string(e.Code), "message": e.Message, "retryable": e.Retryable}
 	if e.RemoteStatus != "" {
 		m["remoteStatus"] = e.RemoteStatus

@@ -9,7 +9,7 @@ import (
 
 	"github.com/seed0634/agentadaptor/pkg/bridges/agui"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
-	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
 )
 
 func FuzzParseLastEventID(f *testing.F) {
@@ -39,10 +39,10 @@ func FuzzCustomEventSerialization(f *testing.F) {
 	f.Add("subagent.artifact", "del-2", "", "notes.md", "remote_failed", int64(1<<40))
 	f.Add("", "", "\x00\xff", "\u2028", "x", int64(-1))
 	f.Fuzz(func(t *testing.T, kind, id, text, name, code string, size int64) {
-		ev := a2adelegation.DelegationEvent{
-			RunID: "run", DelegationID: id, Kind: a2adelegation.DelegationEventKind(kind), Delta: text, Text: text, Status: name,
-			Artifact: &a2adelegation.DelegationArtifact{ID: id, Name: name, SizeBytes: size},
-			Error:    &a2adelegation.DelegationError{Code: a2adelegation.FailureCode(code), Message: text},
+		ev := delegation.DelegationEvent{
+			RunID: "run", DelegationID: id, Kind: delegation.DelegationEventKind(kind), Delta: text, Text: text, Status: name,
+			Artifact: &delegation.DelegationArtifact{ID: id, Name: name, SizeBytes: size},
+			Error:    &delegation.DelegationError{Code: delegation.FailureCode(code), Message: text},
 			Raw:      map[string]any{"k": text},
 		}
 		v := subagentstream.Value(ev, "run-x", true)

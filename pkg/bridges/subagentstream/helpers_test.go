@@ -15,7 +15,7 @@ import (
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
-	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
 )
 
 // shellParent is a parent adapter whose /bin/sh script prints StreamPayload
@@ -222,19 +222,19 @@ func nodeValidate(t *testing.T, stream []byte, flags ...string) {
 
 // pub publishes delegation events of one delegation.
 type pub struct {
-	bus   a2adelegation.EventBus
+	bus   delegation.EventBus
 	runID string
-	base  a2adelegation.DelegationEvent
+	base  delegation.DelegationEvent
 }
 
-func newPub(bus a2adelegation.EventBus, runID, delegationID, parent string) *pub {
-	return &pub{bus: bus, runID: runID, base: a2adelegation.DelegationEvent{
+func newPub(bus delegation.EventBus, runID, delegationID, parent string) *pub {
+	return &pub{bus: bus, runID: runID, base: delegation.DelegationEvent{
 		RunID: runID, DelegationID: delegationID, ParentToolCallID: parent, AgentKey: "research",
 		AgentName: "Research Agent", Protocol: "a2a", RemoteTaskID: "task-" + delegationID, RemoteContextID: "ctx-1",
 	}}
 }
 
-func (p *pub) send(kind a2adelegation.DelegationEventKind, mod ...func(*a2adelegation.DelegationEvent)) {
+func (p *pub) send(kind delegation.DelegationEventKind, mod ...func(*delegation.DelegationEvent)) {
 	ev := p.base
 	ev.Kind = kind
 	for _, m := range mod {
@@ -243,10 +243,10 @@ func (p *pub) send(kind a2adelegation.DelegationEventKind, mod ...func(*a2adeleg
 	p.bus.Publish(ev)
 }
 
-func delta(msg, d string) func(*a2adelegation.DelegationEvent) {
-	return func(e *a2adelegation.DelegationEvent) { e.RemoteMessageID, e.Delta = msg, d }
+func delta(msg, d string) func(*delegation.DelegationEvent) {
+	return func(e *delegation.DelegationEvent) { e.RemoteMessageID, e.Delta = msg, d }
 }
 
-func msg(id string) func(*a2adelegation.DelegationEvent) {
-	return func(e *a2adelegation.DelegationEvent) { e.RemoteMessageID = id }
+func msg(id string) func(*delegation.DelegationEvent) {
+	return func(e *delegation.DelegationEvent) { e.RemoteMessageID = id }
 }

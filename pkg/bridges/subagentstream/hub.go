@@ -14,7 +14,7 @@ import (
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
-	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
 )
 
 // Defaults of HubOptions.
@@ -44,7 +44,7 @@ type HubOptions struct {
 // sse.SubagentBus for POST /agui and serves GET /agui/runs/{runId}/events.
 // Every stream's merge goroutine is owned by the Hub and stopped by Close.
 type Hub struct {
-	bus  a2adelegation.EventBus
+	bus  delegation.EventBus
 	opts HubOptions
 
 	ctx    context.Context
@@ -62,7 +62,7 @@ type hubStream struct {
 }
 
 // NewHub returns a Hub reading delegation events from bus.
-func NewHub(bus a2adelegation.EventBus, opts HubOptions) *Hub {
+func NewHub(bus delegation.EventBus, opts HubOptions) *Hub {
 	if opts.ReconnectGrace <= 0 {
 		opts.ReconnectGrace = DefaultReconnectGrace
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/pkg/bridges/agui"
-	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
 )
 
 // Mode selects how delegation events are rendered.
@@ -139,7 +139,7 @@ type deltaInfo struct {
 // group is one delegation as the mux sees it.
 type group struct {
 	id, parent string
-	last       a2adelegation.DelegationEvent // identity fields of the last event
+	last       delegation.DelegationEvent // identity fields of the last event
 	started    bool
 	terminal   bool
 	lastStatus string
@@ -177,7 +177,7 @@ type Stream struct {
 	seenParent map[string]bool // delegation tool calls seen
 }
 
-func newStream(ctx context.Context, h *agentadaptor.RunHandle, sub *a2adelegation.Subscription, threadID, runID string, opts Options) *Stream {
+func newStream(ctx context.Context, h *agentadaptor.RunHandle, sub *delegation.Subscription, threadID, runID string, opts Options) *Stream {
 	opts.defaults()
 	s := &Stream{
 		opts: opts, threadID: threadID, runID: runID, sdkRunID: h.RunID(), handle: h,
@@ -200,10 +200,10 @@ func (s *Stream) Done() <-chan struct{} { return s.done }
 // RunID returns the stream's AG-UI runId.
 func (s *Stream) RunID() string { return s.runID }
 
-func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamPayload, sub *a2adelegation.Subscription, tr *agui.Translator) {
+func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamPayload, sub *delegation.Subscription, tr *agui.Translator) {
 	defer close(s.done)
 	defer sub.Close()
-	var bus <-chan a2adelegation.DelegationEvent = sub.C
+	var bus <-chan delegation.DelegationEvent = sub.C
 	var timer *time.Timer
 	var timerC <-chan time.Time
 	defer func() {
@@ -295,7 +295,7 @@ func (s *Stream) onParent(ev events.Event) {
 			g.parent = e.ToolCallID
 			s.emitNow(ev)
 			st := g.last
-			st.Kind, st.Status, st.ParentToolCallID = a2adelegation.DelegationStatus, "correlated", e.ToolCallID
+			st.Kind, st.Status, st.ParentToolCallID = delegation.DelegationStatus, "correlated", e.ToolCallID
 			st.Delta, st.Text, st.Artifact, st.Error, st.Raw = "", "", nil, nil, nil
 			s.emitDelegation(g, st)
 			return
@@ -401,11 +401,11 @@ func (s *Stream) closeOpenGroups() {
 		ev.Delta, ev.Text, ev.Artifact, ev.Status = "", "", nil, ""
 		ev.Raw = map[string]any{"synthesized": true}
 		if s.cancelled {
-			ev.Kind = a2adelegation.DelegationCancelled
-			ev.Error = &a2adelegation.DelegationError{Code: a2adelegation.CodeCancelled, Message: "the parent run was cancelled before the remote agent reported a terminal state"}
+			ev.Kind = delegation.DelegationCancelled
+			ev.Error = &delegation.DelegationError{Code: delegation.CodeCancelled, Message: "the parent run was cancelled before the remote agent reported a terminal state"}
 		} else {
-			ev.Kind = a2adelegation.DelegationFailed
-			ev.Error = &a2adelegation.DelegationError{Code: a2adelegation.CodeParentRunEnded, Message: "the parent run ended before the remote agent reported a terminal state"}
+			ev.Kind = delegation.DelegationFailed
+			ev.Error = &delegation.DelegationError{Code: delegation.CodeParentRunEnded, Message: "the parent run ended before the remote agent reported a terminal state"}
 		}
 		s.emitDelegation(g, ev)
 	}
@@ -413,7 +413,7 @@ func (s *Stream) closeOpenGroups() {
 
 // onDelegation handles one bus event: grouping, correlation, lifecycle
 // guarantees (started first, one terminal), de-duplication.
-func (s *Stream) onDelegation(ev a2adelegation.DelegationEvent) {
+func (s *Stream) onDelegation(ev delegation.DelegationEvent) {
 	if ev.DelegationID == "" {
 		return
 	}
@@ -442,9 +442,9 @@ func (s *Stream) onDelegation(ev a2adelegation.DelegationEvent) {
 		return // nothing after a delegation's terminal event
 	}
 	switch {
-	case ev.Kind == a2adelegation.DelegationStarted && g.started:
+	case ev.Kind == delegation.DelegationStarted && g.started:
 		return
-	case ev.Kind == a2adelegation.DelegationStatus:
+	case ev.Kind == delegation.DelegationStatus:
 		if ev.Status == g.lastStatus && ev.Text == "" {
 			return
 		}
@@ -453,9 +453,9 @@ func (s *Stream) onDelegation(ev a2adelegation.DelegationEvent) {
 	if ev.ParentToolCallID == "" {
 		ev.ParentToolCallID = g.parent
 	}
-	if !g.started && ev.Kind != a2adelegation.DelegationStarted {
+	if !g.started && ev.Kind != delegation.DelegationStarted {
 		st := ev
-		st.Kind, st.Delta, st.Text, st.Artifact, st.Error, st.Status = a2adelegation.DelegationStarted, "", "", nil, nil, ""
+		st.Kind, st.Delta, st.Text, st.Artifact, st.Error, st.Status = delegation.DelegationStarted, "", "", nil, nil, ""
 		st.Raw = map[string]any{"synthesized": true}
 		s.emitDelegation(g, st)
 	}
@@ -472,9 +472,9 @@ func remove(list []string, v string) []string {
 }
 
 // emitDelegation renders ev per mode and emits it.
-func (s *Stream) emitDelegation(g *group, ev a2adelegation.DelegationEvent) {
+func (s *Stream) emitDelegation(g *group, ev delegation.DelegationEvent) {
 	g.last = ev
-	if ev.Kind == a2adelegation.DelegationStarted {
+	if ev.Kind == delegation.DelegationStarted {
 		g.started = true
 	}
 	if ev.Kind.Terminal() {
@@ -501,18 +501,18 @@ func (s *Stream) emitDelegation(g *group, ev a2adelegation.DelegationEvent) {
 	switch s.opts.Mode {
 	case ModeStandard:
 		switch {
-		case ev.Kind == a2adelegation.DelegationStarted:
+		case ev.Kind == delegation.DelegationStarted:
 			n := ev.AgentName
 			if n == "" {
 				n = ev.AgentKey
 			}
 			s.emitNow(&SubagentStartedEvent{BaseEvent: base(EventSubagentStarted, at), SubagentRunID: ev.DelegationID, Name: n, ParentToolCallID: ev.ParentToolCallID})
 			return
-		case ev.Kind == a2adelegation.DelegationFinished:
+		case ev.Kind == delegation.DelegationFinished:
 			s.emitNow(&SubagentFinishedEvent{BaseEvent: base(EventSubagentFinished, at), SubagentRunID: ev.DelegationID, Result: value, Outcome: map[string]any{"type": "success"}})
 			return
 		case ev.Kind.Terminal():
-			msg, code := "the subagent was cancelled", string(a2adelegation.CodeCancelled)
+			msg, code := "the subagent was cancelled", string(delegation.CodeCancelled)
 			if ev.Error != nil {
 				msg, code = ev.Error.Message, string(ev.Error.Code)
 			}
@@ -525,7 +525,7 @@ func (s *Stream) emitDelegation(g *group, ev a2adelegation.DelegationEvent) {
 		s.emitDelegationCustom(ev, custom)
 	case ModeToolNested:
 		callID := "subagent-" + ev.DelegationID
-		if ev.Kind == a2adelegation.DelegationStarted {
+		if ev.Kind == delegation.DelegationStarted {
 			s.emitNow(events.NewToolCallStartEvent(callID, "subagent:"+ev.AgentKey))
 		}
 		s.emitDelegationCustom(ev, custom)
@@ -539,12 +539,12 @@ func (s *Stream) emitDelegation(g *group, ev a2adelegation.DelegationEvent) {
 	}
 }
 
-func (s *Stream) emitDelegationCustom(ev a2adelegation.DelegationEvent, build func() events.Event) {
+func (s *Stream) emitDelegationCustom(ev delegation.DelegationEvent, build func() events.Event) {
 	f := s.frame(build())
 	if f == nil {
 		return
 	}
-	if ev.Kind == a2adelegation.DelegationTextDelta {
+	if ev.Kind == delegation.DelegationTextDelta {
 		mode := s.opts.Mode
 		at, runID, raw := ev.Time, s.runID, s.opts.IncludeRaw
 		f.delta = &deltaInfo{delegationID: ev.DelegationID, messageID: ev.RemoteMessageID, text: ev.Delta, rebuild: func(text string) events.Event {

@@ -13,7 +13,7 @@ import (
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/pkg/bridges/agui"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
-	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"go.uber.org/goleak"
 )
 
@@ -25,7 +25,7 @@ type P = agentadaptor.StreamPayload
 // delegate_to_agent, the remote streams text and an artifact and finishes,
 // then the parent gets the tool result and answers.
 func happyPath(t *testing.T, mode subagentstream.Mode, strong bool) []*subagentstream.Frame {
-	bus := a2adelegation.NewMemoryBus()
+	bus := delegation.NewMemoryBus()
 	hub := subagentstream.NewHub(bus, subagentstream.HubOptions{Stream: subagentstream.Options{Mode: mode}})
 	defer hub.Close()
 	a := &shellParent{dir: t.TempDir()}
@@ -48,14 +48,14 @@ func happyPath(t *testing.T, mode subagentstream.Mode, strong bool) []*subagents
 		parent = ""
 	}
 	p := newPub(bus, h.RunID(), "del-1", parent)
-	p.send(a2adelegation.DelegationStarted)
-	p.send(a2adelegation.DelegationTextStart, msg("rm-1"))
-	p.send(a2adelegation.DelegationTextDelta, delta("rm-1", "Searching official A2A SDK examples..."))
-	p.send(a2adelegation.DelegationArtifactCreated, func(e *a2adelegation.DelegationEvent) {
-		e.Artifact = &a2adelegation.DelegationArtifact{ID: "art-1", Name: "a2a-sdk-notes.md", MimeType: "text/markdown", URI: "host://delegations/del-1/artifacts/art-1", SizeBytes: 42}
+	p.send(delegation.DelegationStarted)
+	p.send(delegation.DelegationTextStart, msg("rm-1"))
+	p.send(delegation.DelegationTextDelta, delta("rm-1", "Searching official A2A SDK examples..."))
+	p.send(delegation.DelegationArtifactCreated, func(e *delegation.DelegationEvent) {
+		e.Artifact = &delegation.DelegationArtifact{ID: "art-1", Name: "a2a-sdk-notes.md", MimeType: "text/markdown", URI: "host://delegations/del-1/artifacts/art-1", SizeBytes: 42}
 	})
-	p.send(a2adelegation.DelegationTextEnd, msg("rm-1"))
-	p.send(a2adelegation.DelegationFinished, func(e *a2adelegation.DelegationEvent) { e.Status = "completed" })
+	p.send(delegation.DelegationTextEnd, msg("rm-1"))
+	p.send(delegation.DelegationFinished, func(e *delegation.DelegationEvent) { e.Status = "completed" })
 	frames = append(frames, readUntil(t, sub, func(f *subagentstream.Frame) bool {
 		return label(f) == "CUSTOM(subagent.finished)" || f.Type == subagentstream.EventSubagentFinished
 	})...)
@@ -254,7 +254,7 @@ func TestParentEventsPassUnchanged(t *testing.T) {
 	for _, p := range payloads {
 		steps = append(steps, p)
 	}
-	bus := a2adelegation.NewMemoryBus()
+	bus := delegation.NewMemoryBus()
 	hub := subagentstream.NewHub(bus, subagentstream.HubOptions{})
 	defer hub.Close()
 	a := &shellParent{dir: t.TempDir()}
@@ -301,7 +301,7 @@ func stripTS(b []byte) string {
 func TestParentTerminalClosesDanglingSubagents(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for _, cancel := range []bool{false, true} {
-		bus := a2adelegation.NewMemoryBus()
+		bus := delegation.NewMemoryBus()
 		hub := subagentstream.NewHub(bus, subagentstream.HubOptions{Stream: subagentstream.Options{HoldTimeout: 100 * time.Millisecond}})
 		a := &shellParent{dir: t.TempDir()}
 		h := startParent(t, a, a.script(
@@ -312,7 +312,7 @@ func TestParentTerminalClosesDanglingSubagents(t *testing.T) {
 		sub, _ := st.Subscribe(0)
 		readUntil(t, sub, isType("TOOL_CALL_START(mcp__a2a-delegation__delegate_to_agent)"))
 		p := newPub(bus, h.RunID(), "del-late", "toolu_1")
-		p.send(a2adelegation.DelegationStarted)
+		p.send(delegation.DelegationStarted)
 		readUntil(t, sub, isType("CUSTOM(subagent.started)"))
 		if cancel {
 			_ = h.Cancel(ctx(t))
@@ -334,7 +334,7 @@ func TestParentTerminalClosesDanglingSubagents(t *testing.T) {
 			t.Errorf("synthesized terminal must say why: %v", v)
 		}
 		// A late remote terminal after that is dropped.
-		p.send(a2adelegation.DelegationFinished)
+		p.send(delegation.DelegationFinished)
 		assertSpecVerifier(t, all)
 		verify(t, all)
 		hub.Close()
@@ -343,7 +343,7 @@ func TestParentTerminalClosesDanglingSubagents(t *testing.T) {
 
 func TestDelegationLifecycleGuarantees(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	bus := a2adelegation.NewMemoryBus()
+	bus := delegation.NewMemoryBus()
 	hub := subagentstream.NewHub(bus, subagentstream.HubOptions{Stream: subagentstream.Options{HoldTimeout: 100 * time.Millisecond}})
 	defer hub.Close()
 	a := &shellParent{dir: t.TempDir()}
@@ -358,14 +358,14 @@ func TestDelegationLifecycleGuarantees(t *testing.T) {
 	p := newPub(bus, h.RunID(), "del-1", "toolu_1")
 	// Terminal before started, a duplicate terminal, events after it,
 	// repeated statuses and an unknown kind.
-	p.send(a2adelegation.DelegationStatus, func(e *a2adelegation.DelegationEvent) { e.Status = "working" })
-	p.send(a2adelegation.DelegationStatus, func(e *a2adelegation.DelegationEvent) { e.Status = "working" })
+	p.send(delegation.DelegationStatus, func(e *delegation.DelegationEvent) { e.Status = "working" })
+	p.send(delegation.DelegationStatus, func(e *delegation.DelegationEvent) { e.Status = "working" })
 	p.send("subagent.telemetry")
-	p.send(a2adelegation.DelegationFailed, func(e *a2adelegation.DelegationEvent) {
-		e.Error = &a2adelegation.DelegationError{Code: a2adelegation.CodeRemoteFailed, Message: "boom", RemoteStatus: "TASK_STATE_FAILED"}
+	p.send(delegation.DelegationFailed, func(e *delegation.DelegationEvent) {
+		e.Error = &delegation.DelegationError{Code: delegation.CodeRemoteFailed, Message: "boom", RemoteStatus: "TASK_STATE_FAILED"}
 	})
-	p.send(a2adelegation.DelegationFinished)
-	p.send(a2adelegation.DelegationTextDelta, delta("m", "late"))
+	p.send(delegation.DelegationFinished)
+	p.send(delegation.DelegationTextDelta, delta("m", "late"))
 	readUntil(t, sub, isType("CUSTOM(subagent.failed)"))
 	a.release(t, "go")
 	all, _ := st.Subscribe(0)
@@ -384,7 +384,7 @@ func TestDelegationLifecycleGuarantees(t *testing.T) {
 
 func TestUnknownKindsIgnoredByPolicy(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	bus := a2adelegation.NewMemoryBus()
+	bus := delegation.NewMemoryBus()
 	hub := subagentstream.NewHub(bus, subagentstream.HubOptions{Stream: subagentstream.Options{Unknown: subagentstream.IgnoreUnknown}})
 	defer hub.Close()
 	a := &shellParent{dir: t.TempDir()}
@@ -394,8 +394,8 @@ func TestUnknownKindsIgnoredByPolicy(t *testing.T) {
 	p := newPub(bus, h.RunID(), "del-1", "")
 	p.send("subagent.telemetry")
 	p.send("")
-	p.send(a2adelegation.DelegationStarted)
-	p.send(a2adelegation.DelegationFinished)
+	p.send(delegation.DelegationStarted)
+	p.send(delegation.DelegationFinished)
 	readUntil(t, sub, isType("CUSTOM(subagent.finished)"))
 	a.release(t, "go")
 	frames := readAll(t, sub)

@@ -9,7 +9,7 @@ import (
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
-	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"go.uber.org/goleak"
 )
 
@@ -21,14 +21,14 @@ import (
 func TestMuxProperties(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	rng := rand.New(rand.NewSource(20261202))
-	kinds := []a2adelegation.DelegationEventKind{
-		a2adelegation.DelegationStarted, a2adelegation.DelegationStatus, a2adelegation.DelegationTextStart,
-		a2adelegation.DelegationTextDelta, a2adelegation.DelegationTextDelta, a2adelegation.DelegationTextDelta,
-		a2adelegation.DelegationTextEnd, a2adelegation.DelegationArtifactCreated, a2adelegation.DelegationInputRequired,
-		a2adelegation.DelegationFinished, a2adelegation.DelegationFailed, a2adelegation.DelegationCancelled, "subagent.custom",
+	kinds := []delegation.DelegationEventKind{
+		delegation.DelegationStarted, delegation.DelegationStatus, delegation.DelegationTextStart,
+		delegation.DelegationTextDelta, delegation.DelegationTextDelta, delegation.DelegationTextDelta,
+		delegation.DelegationTextEnd, delegation.DelegationArtifactCreated, delegation.DelegationInputRequired,
+		delegation.DelegationFinished, delegation.DelegationFailed, delegation.DelegationCancelled, "subagent.custom",
 	}
 	for iter := 0; iter < 25; iter++ {
-		bus := a2adelegation.NewMemoryBus()
+		bus := delegation.NewMemoryBus()
 		hub := subagentstream.NewHub(bus, subagentstream.HubOptions{Stream: subagentstream.Options{SubscriberBuffer: 1 + rng.Intn(8), HoldTimeout: 50 * time.Millisecond}})
 		a := &shellParent{dir: t.TempDir()}
 		nd := 1 + rng.Intn(4)
@@ -60,7 +60,7 @@ func TestMuxProperties(t *testing.T) {
 			k := kinds[rng.Intn(len(kinds))]
 			m := fmt.Sprintf("m%d", rng.Intn(2))
 			dl := fmt.Sprintf("<%d>", n)
-			if k == a2adelegation.DelegationTextDelta && !ended[id] {
+			if k == delegation.DelegationTextDelta && !ended[id] {
 				sent[[2]string{id, m}] += dl
 			}
 			if k.Terminal() {

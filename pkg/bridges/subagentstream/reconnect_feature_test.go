@@ -8,7 +8,7 @@ import (
 
 	"github.com/cucumber/godog"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
-	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
 )
 
 // reconnectWorld is the state of one scenario 7 run: a parent run whose
@@ -32,12 +32,12 @@ func (w *reconnectWorld) delegationActive() error {
 		return err
 	}
 	w.before = readUntil(w.t, sub, isType("TOOL_CALL_START(delegate_to_agent)"))
-	w.pub.send(a2adelegation.DelegationStarted)
-	w.pub.send(a2adelegation.DelegationTextStart, msg("rm"))
+	w.pub.send(delegation.DelegationStarted)
+	w.pub.send(delegation.DelegationTextStart, msg("rm"))
 	for i := 0; i < 3; i++ {
 		d := fmt.Sprintf("part %d; ", i)
 		w.sentText += d
-		w.pub.send(a2adelegation.DelegationTextDelta, delta("rm", d))
+		w.pub.send(delegation.DelegationTextDelta, delta("rm", d))
 	}
 	w.before = append(w.before, readUntil(w.t, sub, func(f *subagentstream.Frame) bool {
 		return label(f) == "CUSTOM(subagent.text.delta)" && strings.Contains(string(f.Data), "part 2")
@@ -52,10 +52,10 @@ func (w *reconnectWorld) reconnect() error {
 	for i := 3; i < 6; i++ {
 		d := fmt.Sprintf("part %d; ", i)
 		w.sentText += d
-		w.pub.send(a2adelegation.DelegationTextDelta, delta("rm", d))
+		w.pub.send(delegation.DelegationTextDelta, delta("rm", d))
 	}
-	w.pub.send(a2adelegation.DelegationTextEnd, msg("rm"))
-	w.pub.send(a2adelegation.DelegationFinished)
+	w.pub.send(delegation.DelegationTextEnd, msg("rm"))
+	w.pub.send(delegation.DelegationFinished)
 	w.parent.release(w.t, "go")
 	sub, err := w.st.Subscribe(w.cursor)
 	if err != nil {

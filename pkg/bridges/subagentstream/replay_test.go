@@ -12,14 +12,14 @@ import (
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
-	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"go.uber.org/goleak"
 )
 
 // openStream starts a parent that opens a text message and waits, with a
 // delegation streaming into it.
 func openStream(t *testing.T, opts subagentstream.HubOptions) (*subagentstream.Hub, *subagentstream.Stream, *shellParent, *pub) {
-	bus := a2adelegation.NewMemoryBus()
+	bus := delegation.NewMemoryBus()
 	hub := subagentstream.NewHub(bus, opts)
 	a := &shellParent{dir: t.TempDir()}
 	h := startParent(t, a, a.script(
@@ -41,16 +41,16 @@ func TestReconnectResumesInsideOpenMessage(t *testing.T) {
 	defer hub.Close()
 	first, _ := st.Subscribe(0)
 	seen := readUntil(t, first, isType("TOOL_CALL_START(delegate_to_agent)"))
-	p.send(a2adelegation.DelegationStarted)
-	p.send(a2adelegation.DelegationTextStart, msg("rm"))
-	p.send(a2adelegation.DelegationTextDelta, delta("rm", "half"))
+	p.send(delegation.DelegationStarted)
+	p.send(delegation.DelegationTextStart, msg("rm"))
+	p.send(delegation.DelegationTextDelta, delta("rm", "half"))
 	seen = append(seen, readUntil(t, first, isType("CUSTOM(subagent.text.delta)"))...)
 	first.Close() // the browser goes away inside an open text message and tool call
 	cursor := seen[len(seen)-1].ID
 
-	p.send(a2adelegation.DelegationTextDelta, delta("rm", " and the rest"))
-	p.send(a2adelegation.DelegationTextEnd, msg("rm"))
-	p.send(a2adelegation.DelegationFinished)
+	p.send(delegation.DelegationTextDelta, delta("rm", " and the rest"))
+	p.send(delegation.DelegationTextEnd, msg("rm"))
+	p.send(delegation.DelegationFinished)
 	a.release(t, "go")
 
 	resumed, err := st.Subscribe(cursor)
@@ -98,11 +98,11 @@ func TestReplayGapMarker(t *testing.T) {
 	defer hub.Close()
 	sub, _ := st.Subscribe(0)
 	readUntil(t, sub, isType("TOOL_CALL_START(delegate_to_agent)"))
-	p.send(a2adelegation.DelegationStarted)
+	p.send(delegation.DelegationStarted)
 	for i := 0; i < 20; i++ {
-		p.send(a2adelegation.DelegationStatus, func(e *a2adelegation.DelegationEvent) { e.Status = fmt.Sprint("step ", i) })
+		p.send(delegation.DelegationStatus, func(e *delegation.DelegationEvent) { e.Status = fmt.Sprint("step ", i) })
 	}
-	p.send(a2adelegation.DelegationFinished)
+	p.send(delegation.DelegationFinished)
 	readUntil(t, sub, isType("CUSTOM(subagent.finished)"))
 	a.release(t, "go")
 	readAll(t, sub)
@@ -159,8 +159,8 @@ func TestEventsEndpoint(t *testing.T) {
 	}
 	sub, _ := st.Subscribe(0)
 	readUntil(t, sub, isType("TOOL_CALL_START(delegate_to_agent)"))
-	p.send(a2adelegation.DelegationStarted)
-	p.send(a2adelegation.DelegationFinished)
+	p.send(delegation.DelegationStarted)
+	p.send(delegation.DelegationFinished)
 	readUntil(t, sub, isType("CUSTOM(subagent.finished)"))
 	a.release(t, "go")
 	all := readAll(t, sub)
@@ -185,7 +185,7 @@ func TestEventsEndpoint(t *testing.T) {
 
 func TestSlowConsumerKeepsCriticalAndOrder(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	bus := a2adelegation.NewMemoryBus()
+	bus := delegation.NewMemoryBus()
 	hub := subagentstream.NewHub(bus, subagentstream.HubOptions{Stream: subagentstream.Options{SubscriberBuffer: 64, SubscriberMaxBytes: 64 << 10}})
 	defer hub.Close()
 	a := &shellParent{dir: t.TempDir()}
@@ -203,8 +203,8 @@ func TestSlowConsumerKeepsCriticalAndOrder(t *testing.T) {
 	pubs := []*pub{newPub(bus, h.RunID(), "del-a", "toolu_1"), newPub(bus, h.RunID(), "del-b", "toolu_2")}
 	want := map[string]*strings.Builder{"del-a": {}, "del-b": {}}
 	for _, p := range pubs {
-		p.send(a2adelegation.DelegationStarted)
-		p.send(a2adelegation.DelegationTextStart, msg("m"))
+		p.send(delegation.DelegationStarted)
+		p.send(delegation.DelegationTextStart, msg("m"))
 	}
 	const n = 5000
 	var wg sync.WaitGroup
@@ -218,10 +218,10 @@ func TestSlowConsumerKeepsCriticalAndOrder(t *testing.T) {
 				mu.Lock()
 				want[p.base.DelegationID].WriteString(d)
 				mu.Unlock()
-				p.send(a2adelegation.DelegationTextDelta, delta("m", d))
+				p.send(delegation.DelegationTextDelta, delta("m", d))
 			}
-			p.send(a2adelegation.DelegationTextEnd, msg("m"))
-			p.send(a2adelegation.DelegationFinished)
+			p.send(delegation.DelegationTextEnd, msg("m"))
+			p.send(delegation.DelegationFinished)
 		}()
 	}
 	wg.Wait()
@@ -270,7 +270,7 @@ func TestSlowConsumerKeepsCriticalAndOrder(t *testing.T) {
 
 func TestFiftyConcurrentDelegationsNoCrossTalk(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	bus := a2adelegation.NewMemoryBus()
+	bus := delegation.NewMemoryBus()
 	hub := subagentstream.NewHub(bus, subagentstream.HubOptions{})
 	defer hub.Close()
 	a := &shellParent{dir: t.TempDir()}
@@ -294,11 +294,11 @@ func TestFiftyConcurrentDelegationsNoCrossTalk(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			p := newPub(bus, h.RunID(), fmt.Sprintf("del-%d", i), fmt.Sprintf("toolu_%d", i))
-			p.send(a2adelegation.DelegationStarted)
+			p.send(delegation.DelegationStarted)
 			for j := 0; j < 20; j++ {
-				p.send(a2adelegation.DelegationTextDelta, delta("m", fmt.Sprintf("[%d:%d]", i, j)))
+				p.send(delegation.DelegationTextDelta, delta("m", fmt.Sprintf("[%d:%d]", i, j)))
 			}
-			p.send(a2adelegation.DelegationFinished)
+			p.send(delegation.DelegationFinished)
 		}()
 	}
 	wg.Wait()

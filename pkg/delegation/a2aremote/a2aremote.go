@@ -1,0 +1,412 @@
+package a2aremote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	sdka2a "github.com/a2aproject/a2a-go/v2/a2a"
+	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
+
+	"github.com/seed0634/agentadaptor/internal/sanitize"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
+)
+
+// Options tune how A2A agents are reached. The zero value gives the
+// defaults.
+type Options struct {
+	// HTTPClient supplies the base transport for card fetches and calls
+	// (nil: a private transport per agent, released by Agent.Close).
+	HTTPClient *http.Client
+	// CardFetchTimeout bounds one card fetch (0: the client's default).
+	CardFetchTimeout time.Duration
+	// RequestTimeout bounds unary calls (0: the client's default).
+	RequestTimeout time.Duration
+	// PollInterval and MaxPollInterval pace GetTask polling of agents that
+	// do not stream (defaults 250ms and 2s; the interval grows 1.5x).
+	PollInterval, MaxPollInterval time.Duration
+	// RecoverAttempts and RecoverBackoff tune the recovery of a cut stream
+	// (resubscribe, then get) and of failed polls (defaults 5 and 200ms).
+	RecoverAttempts int
+	RecoverBackoff  time.Duration
+	// CreateGrace bounds how long a request that creates a remote task may
+	// outlive a cancellation, so that its response can name the task to
+	// cancel (default 5s).
+	CreateGrace time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.PollInterval <= 0 {
+		o.PollInterval = 250 * time.Millisecond
+	}
+	if o.MaxPollInterval < o.PollInterval {
+		o.MaxPollInterval = max(2*time.Second, o.PollInterval)
+	}
+	if o.RecoverAttempts <= 0 {
+		o.RecoverAttempts = 5
+	}
+	if o.RecoverBackoff <= 0 {
+		o.RecoverBackoff = 200 * time.Millisecond
+	}
+	if o.CreateGrace <= 0 {
+		o.CreateGrace = 5 * time.Second
+	}
+}
+
+// Connector is the remote.Connector for A2A agents.
+type Connector struct {
+	opts Options
+}
+
+// New returns a Connector for A2A agents.
+func New(opts Options) *Connector {
+	opts.defaults()
+	return &Connector{opts: opts}
+}
+
+// Protocol implements remote.Connector.
+func (c *Connector) Protocol() string { return delegation.ProtocolA2A }
+
+// Connect implements remote.Connector: it resolves the credential, fetches
+// and checks the agent card (or builds one for an endpoint-only agent) and
+// returns the agent. A malformed card or an unresolvable credential wraps
+// remote.ErrConfig.
+func (c *Connector) Connect(ctx context.Context, ep remote.Endpoint) (remote.Agent, error) {
+	opts := a2aclient.Options{HTTPClient: c.opts.HTTPClient, CardFetchTimeout: c.opts.CardFetchTimeout, RequestTimeout: c.opts.RequestTimeout}
+	cred, err := a2aclient.ResolveAuthRef(ep.AuthRef)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the host credential for agent %q is not configured (%s)", remote.ErrConfig, ep.Key, ep.AuthRef)
+	}
+	opts.Credential = cred
+	var client *a2aclient.Client
+	if ep.CardURL != "" {
+		client, err = a2aclient.NewClient(ctx, ep.CardURL, opts)
+	} else {
+		var card *a2aclient.Card
+		if card, err = syntheticCard(ep); err == nil {
+			client, err = a2aclient.NewClientFromCard(ctx, card, opts)
+		}
+	}
+	if err != nil {
+		if a2aclient.KindOf(err) == a2aclient.KindProtocol {
+			return nil, fmt.Errorf("%w: agent %q has a malformed agent card: %w", remote.ErrConfig, ep.Key, err)
+		}
+		return nil, err
+	}
+	return &agent{c: c, ep: ep, client: client, info: infoFromCard(client.Card())}, nil
+}
+
+// syntheticCard builds the card of an A2A agent configured by endpoint only.
+func syntheticCard(ep remote.Endpoint) (*a2aclient.Card, error) {
+	doc := map[string]any{
+		"name": ep.Key, "version": "0", "description": "",
+		"supportedInterfaces": []any{map[string]any{"url": ep.URL, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}},
+		"capabilities":        map[string]any{"streaming": ep.Streaming},
+		"defaultInputModes":   []string{"text/plain"}, "defaultOutputModes": []string{"text/plain"},
+	}
+	raw, _ := json.Marshal(doc)
+	return a2aclient.ParseCard(raw, ep.URL)
+}
+
+// infoFromCard reads a card conservatively: only a literal
+// capabilities.streaming=true enables streaming; output modes and skill ids
+// that do not look like media types or identifiers are dropped. It never
+// copies free text (names, descriptions) from the card.
+func infoFromCard(c *a2aclient.Card) remote.Info {
+	var info remote.Info
+	if c == nil || c.Agent == nil {
+		return info
+	}
+	info.Fingerprint = c.Fingerprint
+	info.Streaming = c.Agent.Capabilities.Streaming
+	for _, m := range c.Agent.DefaultOutputModes {
+		if sanitize.MediaTypePattern.MatchString(m) && len(info.OutputModes) < 16 {
+			info.OutputModes = append(info.OutputModes, m)
+		}
+	}
+	for _, sk := range c.Agent.Skills {
+		if sanitize.IDPattern.MatchString(sk.ID) && len(info.SkillIDs) < 32 && !slices.Contains(info.SkillIDs, sk.ID) {
+			info.SkillIDs = append(info.SkillIDs, sk.ID)
+		}
+	}
+	return info
+}
+
+// agent is one connected A2A agent.
+type agent struct {
+	c      *Connector
+	ep     remote.Endpoint
+	client *a2aclient.Client
+	info   remote.Info
+}
+
+func (a *agent) Info() remote.Info { return a.info }
+func (a *agent) Close() error      { return a.client.Close() }
+
+func (a *agent) NewTask(spec remote.TaskSpec) remote.Task {
+	mode := "polling"
+	if a.info.Streaming && spec.Stream {
+		mode = "streaming"
+	}
+	if spec.Log == nil {
+		spec.Log = slog.New(slog.DiscardHandler)
+	}
+	return &task{a: a, spec: spec, mode: mode, m: newMapper(spec.Transcript, mode == "streaming")}
+}
+
+// task is one delegated A2A task.
+type task struct {
+	a    *agent
+	spec remote.TaskSpec
+	mode string
+	m    *mapper
+	sent bool // a request that creates the remote task went out
+}
+
+func (t *task) Mode() string      { return t.mode }
+func (t *task) ContextID() string { return t.m.contextID }
+
+func (t *task) emit(evs []delegation.DelegationEvent) {
+	if len(evs) > 0 {
+		t.spec.Emit(evs...)
+	}
+}
+
+func (t *task) metadata() map[string]any {
+	return map[string]any{"agentadaptor/delegation_id": t.spec.DelegationID}
+}
+
+// Start implements remote.Task: it announces the delegation, then sends the
+// task with message/stream (or, for an agent that does not stream, with a
+// non-blocking send followed by polling).
+func (t *task) Start(ctx context.Context) error {
+	t.emit([]delegation.DelegationEvent{{Kind: delegation.DelegationStarted, Status: "starting"}})
+	if !t.a.info.Streaming {
+		t.emit([]delegation.DelegationEvent{{Kind: delegation.DelegationStatus, Status: "polling",
+			Text: "The remote agent does not stream; following its task state by polling.",
+			Raw:  map[string]any{"reason": string(delegation.CodeCapabilityUnsupported)}}})
+	}
+	return t.send(ctx, t.buildMessage())
+}
+
+// Answer implements remote.Task.
+func (t *task) Answer(ctx context.Context, text string) error {
+	t.m.resetStatus()
+	msg := sdka2a.NewMessageForTask(sdka2a.MessageRoleUser, sdka2a.TaskInfo{TaskID: sdka2a.TaskID(t.m.taskID), ContextID: t.m.contextID}, sdka2a.NewTextPart(text))
+	return t.send(ctx, msg)
+}
+
+func (t *task) send(ctx context.Context, msg *sdka2a.Message) error {
+	if t.mode == "streaming" {
+		return t.stream(ctx, msg)
+	}
+	return t.poll(ctx, msg)
+}
+
+// buildMessage composes the A2A message of the delegated task: the text,
+// host artifacts with their content, and other artifacts as references.
+func (t *task) buildMessage() *sdka2a.Message {
+	parts := []*sdka2a.Part{sdka2a.NewTextPart(t.spec.Text)}
+	var refs []map[string]string
+	for _, a := range t.spec.Artifacts {
+		if a.Content == nil {
+			refs = append(refs, map[string]string{"name": a.Name, "uri": a.URI})
+			continue
+		}
+		var p *sdka2a.Part
+		if strings.HasPrefix(a.MimeType, "text/") || a.MimeType == "application/json" {
+			p = sdka2a.NewTextPart(string(a.Content))
+		} else {
+			p = sdka2a.NewRawPart(a.Content)
+		}
+		p.Filename, p.MediaType = a.Name, a.MimeType
+		parts = append(parts, p)
+	}
+	if len(refs) > 0 {
+		p := sdka2a.NewDataPart(map[string]any{"artifact_refs": refs})
+		p.MediaType = "application/json"
+		parts = append(parts, p)
+	}
+	msg := sdka2a.NewMessage(sdka2a.MessageRoleUser, parts...)
+	msg.ContextID = t.spec.ContextID
+	return msg
+}
+
+// untilTaskKnown returns the context for a request that creates a remote
+// task. A cancellation of ctx while that request is in flight must not cut
+// it before the response names the task, or the remote task would run on
+// with nobody to cancel it: the returned context ends when ctx does, but
+// only once first has been called (the task id is known, or the request
+// failed) or after Options.CreateGrace. done releases everything.
+func (t *task) untilTaskKnown(ctx context.Context) (rctx context.Context, first, done func()) {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	known := make(chan struct{})
+	var once sync.Once
+	first = func() { once.Do(func() { close(known) }) }
+	stop := context.AfterFunc(ctx, func() {
+		timer := time.NewTimer(t.a.c.opts.CreateGrace)
+		defer timer.Stop()
+		select {
+		case <-known:
+		case <-timer.C:
+		}
+		cancel()
+	})
+	return rctx, first, func() { first(); stop(); cancel() }
+}
+
+// stream sends msg with message/stream and maps the stream. It returns nil
+// when the task reached a terminal or interrupted state (or ctx ended), and
+// otherwise the error that cut the stream.
+func (t *task) stream(ctx context.Context, msg *sdka2a.Message) error {
+	rctx, first, done := t.untilTaskKnown(ctx)
+	defer done()
+	t.sent = true
+	st, err := t.a.client.SendStreaming(rctx, a2aclient.SendRequest{Message: msg, Tenant: t.a.ep.Tenant, Metadata: t.metadata()})
+	if err != nil {
+		first()
+		return err
+	}
+	if st.Next() {
+		t.emit(t.m.Map(st.Event()))
+	}
+	first()
+	for st.Next() {
+		t.emit(t.m.Map(st.Event()))
+	}
+	err = st.Err()
+	_ = st.Close()
+	return t.settle(ctx, err, "stream")
+}
+
+// settle turns the end of a stream into Task's contract: nil once the task
+// is terminal or interrupted (or ctx ended), else the cut as an error.
+func (t *task) settle(ctx context.Context, err error, op string) error {
+	state := t.spec.Transcript.State()
+	if t.spec.Transcript.Terminal() != "" || ctx.Err() != nil {
+		return nil
+	}
+	if err == nil && (state.Interrupted() || state.Terminal()) {
+		return nil
+	}
+	if err == nil {
+		err = &a2aclient.Error{Kind: a2aclient.KindInterrupted, Op: op, Err: errors.New("stream ended before a terminal state")}
+	}
+	return err
+}
+
+// CanRecover implements remote.Task: a cut or unreachable stream of a task
+// whose id is known can be re-attached to.
+func (t *task) CanRecover(err error) bool {
+	k := a2aclient.KindOf(err)
+	return t.m.taskID != "" && (k == a2aclient.KindInterrupted || k == a2aclient.KindUnavailable)
+}
+
+// Recover implements remote.Task: resubscribe, or poll the task, with
+// retries (pkg/clients/a2a.RecoverTask).
+func (t *task) Recover(ctx context.Context) error {
+	t.m.resetStatus()
+	rep, err := a2aclient.RecoverTask(ctx, t.a.client, sdka2a.TaskID(t.m.taskID), a2aclient.RecoverOptions{
+		Tenant: t.a.ep.Tenant, MaxAttempts: t.a.c.opts.RecoverAttempts, InitialBackoff: t.a.c.opts.RecoverBackoff,
+		OnEvent: func(ev a2aclient.Event) { t.emit(t.m.Map(ev)) },
+	})
+	if rep != nil && rep.Task != nil {
+		t.emit(t.m.Map(rep.Task))
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return &a2aclient.Error{Kind: a2aclient.KindInterrupted, Op: "recover", Err: err}
+	}
+	return nil
+}
+
+// poll is the non-streaming path: send with returnImmediately, then poll
+// the task with backoff. Only status events are published (no invented
+// text deltas).
+func (t *task) poll(ctx context.Context, msg *sdka2a.Message) error {
+	rctx, first, done := t.untilTaskKnown(ctx)
+	t.sent = true
+	res, err := t.a.client.Send(rctx, a2aclient.SendRequest{Message: msg, Tenant: t.a.ep.Tenant, ReturnImmediately: true, Metadata: t.metadata()})
+	first()
+	done()
+	if err != nil {
+		return err
+	}
+	if res.Message != nil {
+		t.emit(t.m.Map(res.Message))
+		return nil
+	}
+	t.emit(t.m.Map(res.Task))
+	interval := t.a.c.opts.PollInterval
+	failures, zero := 0, 0
+	tr := t.spec.Transcript
+	for tr.Terminal() == "" && !tr.State().Interrupted() {
+		timer := time.NewTimer(interval)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil
+		case <-timer.C:
+		}
+		interval = min(interval*3/2, t.a.c.opts.MaxPollInterval)
+		got, err := t.a.client.GetTask(ctx, a2aclient.GetTaskRequest{TaskID: sdka2a.TaskID(t.m.taskID), Tenant: t.a.ep.Tenant, HistoryLength: &zero})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var e *a2aclient.Error
+			if errors.As(err, &e) && e.Retryable() && failures < t.a.c.opts.RecoverAttempts {
+				failures++
+				continue
+			}
+			return &a2aclient.Error{Kind: a2aclient.KindInterrupted, Op: "poll", Err: err}
+		}
+		failures = 0
+		t.emit(t.m.Map(got))
+	}
+	return nil
+}
+
+// Cancel implements remote.Task: one CancelTask with the metadata; when the
+// remote refuses or does not know the task, a GetTask tells whether it has
+// simply ended already.
+func (t *task) Cancel(ctx context.Context, meta map[string]any) remote.CancelOutcome {
+	if t.m.taskID == "" {
+		if t.sent {
+			return remote.CancelUnaddressable
+		}
+		return remote.CancelNotNeeded
+	}
+	if t.spec.Transcript.State().Terminal() {
+		return remote.CancelConfirmed
+	}
+	got, err := t.a.client.CancelTask(ctx, a2aclient.CancelTaskRequest{TaskID: sdka2a.TaskID(t.m.taskID), Tenant: t.a.ep.Tenant, Metadata: meta})
+	if err == nil {
+		if got != nil && a2aclient.IsTerminal(got.Status.State) {
+			return remote.CancelConfirmed
+		}
+		return remote.CancelPending
+	}
+	t.spec.Log.Warn("remote cancel not confirmed", "reason", meta["reason"], "error", t.spec.Transcript.Redact(sanitize.Truncate(err.Error(), 300)))
+	if k := a2aclient.KindOf(err); k == a2aclient.KindRejected || k == a2aclient.KindNotFound {
+		// Not cancelable, or unknown: it may simply have ended already.
+		got, gerr := t.a.client.GetTask(ctx, a2aclient.GetTaskRequest{TaskID: sdka2a.TaskID(t.m.taskID), Tenant: t.a.ep.Tenant})
+		switch {
+		case gerr == nil && a2aclient.IsTerminal(got.Status.State):
+			return remote.CancelConfirmed
+		case a2aclient.KindOf(gerr) == a2aclient.KindNotFound:
+			return remote.CancelConfirmed
+		}
+	}
+	return remote.CancelPending
+}

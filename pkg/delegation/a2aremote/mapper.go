@@ -1,0 +1,268 @@
+package a2aremote
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+
+	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
+
+	"github.com/seed0634/agentadaptor/internal/sanitize"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
+)
+
+// Artifact names published by the host's A2A bridge. They MUST equal
+// pkg/bridges/a2a.ArtifactAssistantOutput and
+// pkg/bridges/a2a.ArtifactAgentAdaptorResult (this package may not import
+// the bridge; a test outside it ties the values together).
+const (
+	// ArtifactAssistantOutput names artifacts carrying streamed assistant
+	// text: one artifact id per message, chunks appended, lastChunk on the last.
+	ArtifactAssistantOutput = "assistant-output"
+	// ArtifactAgentAdaptorResult names the DataPart artifact holding the
+	// remote run's structured result {summary, status, usage, session_id, artifacts}.
+	ArtifactAgentAdaptorResult = remote.ReservedArtifactID
+)
+
+// maxAdaptorResult bounds the agent-adaptor-result DataPart read.
+const maxAdaptorResult = 256 << 10
+
+// mapper turns the A2A events of one delegation into delegation events,
+// through the delegation's Transcript. It never panics on malformed
+// payloads, drops duplicates, and emits at most one terminal event. Not
+// safe for concurrent use; one task owns it.
+type mapper struct {
+	t *remote.Transcript
+	// streamText: assistant-output chunks become subagent.text.* (the
+	// remote is actually streaming). Otherwise assistant text is reported
+	// in subagent.status events and the result only: no fake deltas.
+	streamText bool
+
+	// The remote's ids as it sent them: what requests to it must carry.
+	taskID    string
+	contextID string
+
+	lastStatusKey string
+	lastChunkHash [32]byte
+}
+
+func newMapper(t *remote.Transcript, streamText bool) *mapper {
+	return &mapper{t: t, streamText: streamText}
+}
+
+// StateOf converts an A2A task state (either wire version) into the
+// host's remote.State; "" for an unknown state.
+func StateOf(s a2aclient.TaskState) remote.State {
+	switch a2aclient.NormalizeState(s) {
+	case a2aclient.StateSubmitted:
+		return remote.StateSubmitted
+	case a2aclient.StateWorking:
+		return remote.StateWorking
+	case a2aclient.StateInputRequired:
+		return remote.StateInputRequired
+	case a2aclient.StateAuthRequired:
+		return remote.StateAuthRequired
+	case a2aclient.StateCompleted:
+		return remote.StateCompleted
+	case a2aclient.StateFailed:
+		return remote.StateFailed
+	case a2aclient.StateCanceled:
+		return remote.StateCanceled
+	case a2aclient.StateRejected:
+		return remote.StateRejected
+	}
+	return ""
+}
+
+// Map maps one remote event. Events after the terminal one are ignored.
+func (m *mapper) Map(ev a2aclient.Event) (out []delegation.DelegationEvent) {
+	defer func() {
+		if r := recover(); r != nil {
+			// Defence in depth: a malformed payload must never crash the host.
+			out = append(out, m.t.Finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeRemoteFailed, Message: "malformed remote payload"})...)
+		}
+	}()
+	if m.t.Terminal() != "" || ev == nil {
+		return nil
+	}
+	if err := a2aclient.ValidateEvent(ev); err != nil {
+		return nil
+	}
+	info := ev.TaskInfo()
+	if info.TaskID != "" && m.taskID == "" {
+		m.taskID = string(info.TaskID)
+		m.t.SetTaskID(m.taskID)
+	}
+	if info.ContextID != "" {
+		m.contextID = info.ContextID
+		m.t.SetContextID(info.ContextID)
+	}
+	switch e := ev.(type) {
+	case *a2aclient.Task:
+		for _, a := range e.Artifacts {
+			if a != nil {
+				out = append(out, m.artifact(a, false, false, true)...)
+			}
+		}
+		out = append(out, m.status(e.Status)...)
+	case *a2aclient.StatusUpdate:
+		out = append(out, m.status(e.Status)...)
+	case *a2aclient.ArtifactUpdate:
+		h := chunkHash(e)
+		if e.Append && h == m.lastChunkHash {
+			return nil // a repeated append chunk: duplicate delivery
+		}
+		m.lastChunkHash = h
+		out = append(out, m.artifact(e.Artifact, e.Append, e.LastChunk, false)...)
+	case *a2aclient.Message:
+		text := sanitize.Text(a2aclient.TextOf(e.Parts), remote.MaxMessageBytes)
+		if e.TaskID == "" && m.taskID == "" {
+			// A direct reply: no task was created, the reply is the result.
+			m.t.SetFinalText(text)
+			return append(out, m.t.Finish(delegation.DelegationFinished, nil)...)
+		}
+		if text != "" {
+			m.t.AddStatusMessage(text)
+			out = append(out, delegation.DelegationEvent{Kind: delegation.DelegationStatus, Status: "message", Text: sanitize.Truncate(text, remote.MaxStatusText), RemoteMessageID: sanitize.ID(m.t.Redact(e.ID))})
+		}
+	}
+	return out
+}
+
+func chunkHash(e *a2aclient.ArtifactUpdate) [32]byte {
+	b, _ := json.Marshal(e)
+	return sha256.Sum256(b)
+}
+
+// resetStatus forgets the last status, so that the next one is reported
+// even if it repeats (after a recovery or an answer).
+func (m *mapper) resetStatus() { m.lastStatusKey = "" }
+
+func (m *mapper) status(st a2aclient.TaskStatus) []delegation.DelegationEvent {
+	state := StateOf(st.State)
+	if state == "" {
+		return nil
+	}
+	m.t.SetState(state)
+	text, msgID := "", ""
+	if st.Message != nil {
+		text = sanitize.Text(a2aclient.TextOf(st.Message.Parts), remote.MaxMessageBytes)
+		msgID = sanitize.ID(m.t.Redact(st.Message.ID))
+	}
+	label := state.Label()
+	key := label + "\x00" + text
+	if key == m.lastStatusKey {
+		return nil
+	}
+	m.lastStatusKey = key
+	raw := map[string]any{"remote_state": string(a2aclient.NormalizeState(st.State))}
+	switch {
+	case state.Terminal():
+		m.t.SetFinalText(text)
+		switch state {
+		case remote.StateCompleted:
+			return m.t.Finish(delegation.DelegationFinished, nil)
+		case remote.StateRejected:
+			return m.t.Finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeRemoteRejected, RemoteStatus: label,
+				Message: "The remote agent rejected the task" + remote.Suffix(text)})
+		case remote.StateCanceled:
+			return m.t.Finish(delegation.DelegationCancelled, &delegation.DelegationError{Code: delegation.CodeCancelled, RemoteStatus: label,
+				Message: "The remote agent cancelled the task" + remote.Suffix(text)})
+		default:
+			return m.t.Finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeRemoteFailed, RemoteStatus: label,
+				Message: "The remote task failed" + remote.Suffix(text)})
+		}
+	case state == remote.StateInputRequired:
+		m.t.SetQuestion(text)
+		if m.t.Config().AllowInput {
+			return []delegation.DelegationEvent{{Kind: delegation.DelegationInputRequired, Status: label, Text: sanitize.Truncate(text, remote.MaxStatusText), RemoteMessageID: msgID, Raw: raw}}
+		}
+	}
+	if text != "" && state != remote.StateInputRequired {
+		m.t.AddStatusMessage(text)
+	}
+	return []delegation.DelegationEvent{{Kind: delegation.DelegationStatus, Status: label, Text: sanitize.Truncate(text, remote.MaxStatusText), RemoteMessageID: msgID, Raw: raw}}
+}
+
+// artifact handles one artifact (an update chunk, or complete in a task snapshot).
+func (m *mapper) artifact(a *a2aclient.Artifact, appendChunk, last, snapshot bool) []delegation.DelegationEvent {
+	rid := string(a.ID)
+	switch {
+	case a.Name == ArtifactAgentAdaptorResult || rid == ArtifactAgentAdaptorResult:
+		m.adaptorResult(a)
+		return nil
+	case a.Name == ArtifactAssistantOutput:
+		return m.t.TextSnapshot(sanitize.ID(m.t.Redact(rid)), a2aclient.TextOf(a.Parts), appendChunk, last, snapshot, m.streamText)
+	}
+	mt := ""
+	for _, p := range a.Parts {
+		if p != nil && p.MediaType != "" {
+			mt = p.MediaType
+			break
+		}
+	}
+	if sanitize.MediaType(mt) == "" {
+		mt = inferMime(a.Parts)
+	}
+	var content []byte
+	for _, p := range a.Parts {
+		content = append(content, partBytes(p)...)
+	}
+	return m.t.Artifact(remote.ArtifactPart{RemoteID: rid, Name: a.Name, MimeType: mt, Content: content, Append: appendChunk, Last: last, Snapshot: snapshot})
+}
+
+func inferMime(parts []*a2aclient.Part) string {
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		switch {
+		case p.Data() != nil:
+			return "application/json"
+		case p.URL() != "":
+			return "text/uri-list"
+		case p.Raw() != nil:
+			return "application/octet-stream"
+		}
+	}
+	return "text/plain"
+}
+
+func partBytes(p *a2aclient.Part) []byte {
+	if p == nil {
+		return nil
+	}
+	switch {
+	case p.Text() != "":
+		return []byte(p.Text())
+	case p.Raw() != nil:
+		return p.Raw()
+	case p.URL() != "":
+		return []byte(string(p.URL()) + "\n")
+	case p.Data() != nil:
+		b, _ := json.Marshal(p.Data())
+		return b
+	}
+	return nil
+}
+
+// adaptorResult is the agent-adaptor-result DataPart.
+type adaptorResult struct {
+	Summary string `json:"summary"`
+}
+
+func (m *mapper) adaptorResult(a *a2aclient.Artifact) {
+	for _, p := range a.Parts {
+		if p == nil || p.Data() == nil {
+			continue
+		}
+		b, err := json.Marshal(p.Data())
+		if err != nil || len(b) > maxAdaptorResult {
+			continue
+		}
+		var r adaptorResult
+		if json.Unmarshal(b, &r) == nil {
+			m.t.SetResultSummary(r.Summary)
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package a2aremote
+
+import (
+	"context"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
+	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation/artifact"
+	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
+)
+
+var tinfo = a2a.TaskInfo{TaskID: "task-1", ContextID: "ctx-1"}
+
+func status(state a2a.TaskState, text string) *a2a.TaskStatusUpdateEvent {
+	var msg *a2a.Message
+	if text != "" {
+		msg = a2a.NewMessageForTask(a2a.MessageRoleAgent, tinfo, a2a.NewTextPart(text))
+	}
+	return a2a.NewStatusUpdateEvent(tinfo, state, msg)
+}
+
+func chunk(name, id, text string, appendChunk, last bool) *a2a.TaskArtifactUpdateEvent {
+	return &a2a.TaskArtifactUpdateEvent{TaskID: tinfo.TaskID, ContextID: tinfo.ContextID, Append: appendChunk, LastChunk: last,
+		Artifact: &a2a.Artifact{ID: a2a.ArtifactID(id), Name: name, Parts: a2a.ContentParts{a2a.NewTextPart(text)}}}
+}
+
+func streamingMapper(store *artifact.MemoryStore) *mapper {
+	return testMapper(store, true, false, 1<<20)
+}
+
+// testMapper is a mapper over a fresh transcript; artifacts go to store
+// (nil: metadata only) under run-1 / del-1.
+func testMapper(store *artifact.MemoryStore, streamText, allowInput bool, maxArtifactBytes int64) *mapper {
+	cfg := remote.TranscriptConfig{AllowInput: allowInput, MaxArtifactBytes: maxArtifactBytes}
+	if store != nil {
+		cfg.Put = func(meta artifact.Meta, content []byte) (string, error) {
+			err := store.Put(context.Background(), artifact.Stored{RunID: "run-1", DelegationID: "del-1", ID: meta.ID, Name: meta.Name, MimeType: meta.MimeType, Content: content})
+			return artifact.URI("del-1", meta.ID), err
+		}
+	}
+	return newMapper(remote.NewTranscript(cfg), streamText)
+}
+
+// decodeAndMap decodes one streamed A2A event (a JSON-RPC SSE data payload
+// or a bare stream response) and maps it; malformed payloads are the
+// client's typed errors.
+func decodeAndMap(m *mapper, raw []byte) ([]delegation.DelegationEvent, error) {
+	ev, err := a2aclient.DecodeEvent(raw)
+	if err != nil {
+		return nil, err
+	}
+	return m.Map(ev), nil
+}
+
+func TestMapStatusUpdate(t *testing.T) {
+	m := streamingMapper(nil)
+	evs := m.Map(status(a2a.TaskStateWorking, "Searching..."))
+	if len(evs) != 1 || evs[0].Kind != delegation.DelegationStatus || evs[0].Status != "working" || evs[0].Text != "Searching..." || evs[0].Raw["remote_state"] != "TASK_STATE_WORKING" {
+		t.Fatalf("%+v", evs)
+	}
+	if m.t.TaskID() != "task-1" || m.t.ContextID() != "ctx-1" {
+		t.Errorf("ids %q %q", m.t.TaskID(), m.t.ContextID())
+	}
+	if evs := m.Map(status(a2a.TaskStateWorking, "Searching...")); len(evs) != 0 {
+		t.Errorf("repeated status not de-duplicated: %+v", evs)
+	}
+}
+
+func TestMapArtifactUpdate(t *testing.T) {
+	store := artifact.NewMemoryStore(0)
+	m := streamingMapper(store)
+	ev := chunk("notes.md", "art/1", "# hi", false, true)
+	ev.Artifact.Parts[0].MediaType = "text/markdown"
+	evs := m.Map(ev)
+	if len(evs) != 1 || evs[0].Kind != delegation.DelegationArtifactCreated {
+		t.Fatalf("%+v", evs)
+	}
+	a := evs[0].Artifact
+	if a.Name != "notes.md" || a.MimeType != "text/markdown" || a.ID != "art_1" || a.URI != "host://delegations/del-1/artifacts/art_1" || a.SizeBytes != 4 || evs[0].RemoteArtifactID != "art_1" {
+		t.Errorf("artifact %+v", a)
+	}
+	got, err := store.Get(context.Background(), "run-1", "del-1", "art_1")
+	if err != nil || string(got.Content) != "# hi" {
+		t.Errorf("stored %+v %v", got, err)
+	}
+}
+
+func TestMapAssistantOutputToText(t *testing.T) {
+	m := streamingMapper(nil)
+	var evs []delegation.DelegationEvent
+	evs = append(evs, m.Map(chunk(ArtifactAssistantOutput, "msg-1", "Hello ", false, false))...)
+	evs = append(evs, m.Map(chunk(ArtifactAssistantOutput, "msg-1", "world", true, true))...)
+	want := []delegation.DelegationEventKind{delegation.DelegationTextStart, delegation.DelegationTextDelta, delegation.DelegationTextDelta, delegation.DelegationTextEnd}
+	if len(evs) != len(want) {
+		t.Fatalf("events %s", dt.KindsOf(evs))
+	}
+	for i, k := range want {
+		if evs[i].Kind != k || evs[i].RemoteMessageID != "msg-1" {
+			t.Errorf("event %d: %+v", i, evs[i])
+		}
+	}
+	if evs[1].Delta+evs[2].Delta != "Hello world" || evs[3].Text != "Hello world" {
+		t.Errorf("text %+v", evs)
+	}
+	// Not streaming: no deltas, only status text.
+	p := testMapper(nil, false, false, 0)
+	evs = p.Map(chunk(ArtifactAssistantOutput, "msg-1", "Hello", false, true))
+	if len(evs) != 1 || evs[0].Kind != delegation.DelegationStatus || evs[0].Text != "Hello" {
+		t.Errorf("polling mode %+v", evs)
+	}
+}
+
+func TestMapAgentAdaptorResultToSummary(t *testing.T) {
+	m := streamingMapper(nil)
+	m.Map(chunk(ArtifactAssistantOutput, "msg-1", "long answer", false, true))
+	res := &a2a.TaskArtifactUpdateEvent{TaskID: "task-1", ContextID: "ctx-1", LastChunk: true, Artifact: &a2a.Artifact{ID: ArtifactAgentAdaptorResult, Name: ArtifactAgentAdaptorResult,
+		Parts: a2a.ContentParts{a2a.NewDataPart(map[string]any{"summary": "Short summary.", "status": "completed", "session_id": "s-1", "artifacts": []any{}})}}}
+	if evs := m.Map(res); len(evs) != 0 {
+		t.Errorf("the result artifact is not a UI artifact: %+v", evs)
+	}
+	evs := m.Map(status(a2a.TaskStateCompleted, ""))
+	if len(evs) != 1 || evs[0].Kind != delegation.DelegationFinished || evs[0].Text != "Short summary." {
+		t.Fatalf("%+v", evs)
+	}
+	if m.t.Summary() != "Short summary." || len(m.t.Messages()) != 1 || m.t.Messages()[0].Text != "long answer" {
+		t.Errorf("summary %q messages %+v", m.t.Summary(), m.t.Messages())
+	}
+}
+
+func TestMapTerminalStates(t *testing.T) {
+	for _, tc := range []struct {
+		state a2a.TaskState
+		kind  delegation.DelegationEventKind
+		code  delegation.FailureCode
+	}{
+		{a2a.TaskStateCompleted, delegation.DelegationFinished, ""},
+		{a2a.TaskStateFailed, delegation.DelegationFailed, delegation.CodeRemoteFailed},
+		{a2a.TaskStateRejected, delegation.DelegationFailed, delegation.CodeRemoteRejected},
+		{a2a.TaskStateCanceled, delegation.DelegationCancelled, delegation.CodeCancelled},
+		{"failed", delegation.DelegationFailed, delegation.CodeRemoteFailed}, // v0.3 spelling
+	} {
+		m := streamingMapper(nil)
+		m.Map(chunk(ArtifactAssistantOutput, "m", "partial", false, false))
+		evs := m.Map(status(tc.state, "why"))
+		last := evs[len(evs)-1]
+		if last.Kind != tc.kind || (tc.code != "" && (last.Error == nil || last.Error.Code != tc.code || last.Error.RemoteStatus == "")) {
+			t.Errorf("%s: %+v", tc.state, last)
+		}
+		if evs[0].Kind != delegation.DelegationTextEnd {
+			t.Errorf("%s: open text not closed before the terminal: %s", tc.state, dt.KindsOf(evs))
+		}
+		if later := m.Map(status(a2a.TaskStateCompleted, "again")); later != nil {
+			t.Errorf("%s: events after terminal: %+v", tc.state, later)
+		}
+		if m.t.Finish(delegation.DelegationFailed, nil) != nil {
+			t.Errorf("%s: second terminal", tc.state)
+		}
+	}
+}
+
+func TestMapInputRequired(t *testing.T) {
+	m := testMapper(nil, false, true, 0)
+	evs := m.Map(status(a2a.TaskStateInputRequired, "Which year?"))
+	if len(evs) != 1 || evs[0].Kind != delegation.DelegationInputRequired || evs[0].Text != "Which year?" || evs[0].Status != "input-required" {
+		t.Fatalf("%+v", evs)
+	}
+	m = testMapper(nil, false, false, 0)
+	if evs := m.Map(status(a2a.TaskStateInputRequired, "Which year?")); len(evs) != 1 || evs[0].Kind != delegation.DelegationStatus {
+		t.Errorf("policy off: %+v", evs)
+	}
+}
+
+func TestMapMalformedPayloadsDoNotPanic(t *testing.T) {
+	m := streamingMapper(artifact.NewMemoryStore(0))
+	bad := []a2a.Event{
+		nil,
+		(*a2a.Task)(nil),
+		&a2a.Task{},
+		&a2a.Task{ID: "t", Status: a2a.TaskStatus{State: "BOGUS"}},
+		&a2a.Task{ID: "t", Artifacts: []*a2a.Artifact{nil}, Status: a2a.TaskStatus{State: a2a.TaskStateWorking}},
+		&a2a.TaskStatusUpdateEvent{},
+		&a2a.TaskArtifactUpdateEvent{TaskID: "t"},
+		&a2a.TaskArtifactUpdateEvent{TaskID: "t", Artifact: &a2a.Artifact{Parts: a2a.ContentParts{nil, {}}}},
+		&a2a.TaskArtifactUpdateEvent{TaskID: "t", Artifact: &a2a.Artifact{Name: ArtifactAgentAdaptorResult, Parts: a2a.ContentParts{a2a.NewDataPart("not an object")}}},
+		&a2a.Message{},
+		&a2a.TaskStatusUpdateEvent{TaskID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Message: &a2a.Message{Parts: a2a.ContentParts{nil}}}},
+	}
+	for _, ev := range bad {
+		_ = m.Map(ev)
+	}
+	if _, err := decodeAndMap(m, []byte(`{"jsonrpc":"2.0","result":{"statusUpdate":{"taskId":1}}}`)); err == nil {
+		t.Error("malformed JSON payload accepted")
+	}
+}

@@ -1,0 +1,317 @@
+package delegation
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// EventBus carries delegation events from delegators to the UI side, scoped
+// by run. Publish never blocks the delegator; each subscriber has its own
+// bounded queue (see [MemoryBus]).
+type EventBus interface {
+	// Publish adds ev to its run's stream and assigns ev.Seq. Events of a
+	// closed run are discarded.
+	Publish(ev DelegationEvent)
+	// SubscribeRun returns a subscription to runID's events published from
+	// now on; the first subscriber of a run also receives what was published
+	// before it subscribed. It ends when ctx ends or the run is closed (after its queued
+	// events are delivered).
+	SubscribeRun(ctx context.Context, runID string) *Subscription
+	// CloseRun ends runID's stream: subscriptions deliver what they hold and
+	// then close; later publishes are discarded.
+	CloseRun(runID string)
+}
+
+// Defaults of a MemoryBus.
+const (
+	// DefaultSubscriberBuffer is how many queued events a subscriber holds
+	// before text deltas are coalesced.
+	DefaultSubscriberBuffer = 1024
+	// DefaultMaxVolatileBytes bounds the queued text of one subscriber;
+	// beyond it deltas are dropped and the drop is marked.
+	DefaultMaxVolatileBytes = 4 << 20
+)
+
+// StatusStreamDropped is the Status of the subagent.status event a
+// subscriber receives in place of text deltas it had to drop; Raw["dropped"]
+// holds the count.
+const StatusStreamDropped = "stream.dropped"
+
+// MemoryBus is the in-process EventBus. Per subscriber, critical events
+// (started, input_required, terminal) are never dropped, repeated identical
+// statuses of a delegation are de-duplicated, and under a slow consumer
+// text deltas are coalesced per (DelegationID, RemoteMessageID) with their
+// order preserved; only beyond MaxVolatileBytes are deltas dropped, and
+// then a StatusStreamDropped event says so. Safe for concurrent use.
+type MemoryBus struct {
+	// Buffer and MaxVolatileBytes override the defaults when set before use.
+	Buffer           int
+	MaxVolatileBytes int
+
+	mu   sync.Mutex
+	runs map[string]*busRun
+}
+
+type busRun struct {
+	seq        uint64
+	subs       map[*Subscription]struct{}
+	backlog    []DelegationEvent // events before the first subscriber
+	subscribed bool
+	lastStatus map[string]string
+	closed     bool
+}
+
+// NewMemoryBus returns an empty in-process bus.
+func NewMemoryBus() *MemoryBus { return &MemoryBus{runs: map[string]*busRun{}} }
+
+func (b *MemoryBus) run(runID string) *busRun {
+	if b.runs == nil {
+		b.runs = map[string]*busRun{}
+	}
+	r := b.runs[runID]
+	if r == nil {
+		r = &busRun{subs: map[*Subscription]struct{}{}, lastStatus: map[string]string{}}
+		b.runs[runID] = r
+	}
+	return r
+}
+
+// Publish implements EventBus.
+func (b *MemoryBus) Publish(ev DelegationEvent) {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := b.run(ev.RunID)
+	if r.closed {
+		return
+	}
+	if ev.Kind == DelegationStatus && ev.Text == "" {
+		if r.lastStatus[ev.DelegationID] == ev.Status {
+			return
+		}
+	}
+	if ev.Kind == DelegationStatus {
+		r.lastStatus[ev.DelegationID] = ev.Status
+	}
+	if ev.Kind.Terminal() {
+		delete(r.lastStatus, ev.DelegationID)
+	}
+	r.seq++
+	ev.Seq = r.seq
+	if !r.subscribed {
+		// Nobody listens yet (the UI subscribes right after the run
+		// starts, which may be after a fast first tool call): keep a
+		// bounded backlog for the first subscriber. Critical events
+		// are always kept.
+		if len(r.backlog) < maxBacklog || ev.Kind.Critical() {
+			r.backlog = append(r.backlog, ev)
+		}
+		return
+	}
+	for s := range r.subs {
+		s.push(ev)
+	}
+}
+
+// maxBacklog bounds the events a run keeps before its first subscriber.
+const maxBacklog = 1024
+
+// SubscribeRun implements EventBus.
+func (b *MemoryBus) SubscribeRun(ctx context.Context, runID string) *Subscription {
+	buf, maxBytes := b.Buffer, b.MaxVolatileBytes
+	if buf <= 0 {
+		buf = DefaultSubscriberBuffer
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxVolatileBytes
+	}
+	out := make(chan DelegationEvent, 16)
+	s := &Subscription{C: out, out: out, buffer: buf, maxBytes: maxBytes, wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
+	b.mu.Lock()
+	r := b.run(runID)
+	if !r.subscribed {
+		r.subscribed = true
+		for _, ev := range r.backlog {
+			s.push(ev)
+		}
+		r.backlog = nil
+	}
+	if r.closed {
+		s.closing = true
+	} else {
+		r.subs[s] = struct{}{}
+	}
+	b.mu.Unlock()
+	go s.dispatch(ctx, func() {
+		b.mu.Lock()
+		if r := b.runs[runID]; r != nil {
+			delete(r.subs, s)
+		}
+		b.mu.Unlock()
+	})
+	return s
+}
+
+// CloseRun implements EventBus.
+func (b *MemoryBus) CloseRun(runID string) {
+	b.mu.Lock()
+	r := b.run(runID)
+	r.closed = true
+	subs := r.subs
+	r.subs = map[*Subscription]struct{}{}
+	b.mu.Unlock()
+	for s := range subs {
+		s.closeAfterDrain()
+	}
+	// Forget the run after a while so late publishes are still discarded.
+	time.AfterFunc(time.Minute, func() {
+		b.mu.Lock()
+		if b.runs[runID] == r {
+			delete(b.runs, runID)
+		}
+		b.mu.Unlock()
+	})
+}
+
+// Subscription is one subscriber's ordered view of a run's events. C is
+// closed when the subscription ends; its owner goroutine (started by
+// SubscribeRun) is the only closer.
+type Subscription struct {
+	C <-chan DelegationEvent
+
+	out      chan DelegationEvent
+	buffer   int
+	maxBytes int
+
+	mu       sync.Mutex
+	queue    []DelegationEvent
+	volBytes int
+	dropped  int
+	droppedT int
+	closing  bool
+
+	wake    chan struct{}
+	done    chan struct{} // Close was called
+	once    sync.Once
+	stopped chan struct{}
+}
+
+// Dropped returns how many text deltas this subscriber lost in total.
+func (s *Subscription) Dropped() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.droppedT
+}
+
+// Close ends the subscription now, discarding what is queued, and waits for
+// its goroutine to stop.
+func (s *Subscription) Close() {
+	s.once.Do(func() { close(s.done) })
+	<-s.stopped
+}
+
+func (s *Subscription) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Subscription) closeAfterDrain() {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *Subscription) push(ev DelegationEvent) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ev.Kind.Volatile() {
+		if len(s.queue) >= s.buffer && s.coalesce(ev) {
+			s.signal()
+			return
+		}
+		if s.volBytes+len(ev.Delta) > s.maxBytes {
+			s.dropped++
+			s.droppedT++
+			return
+		}
+		s.volBytes += len(ev.Delta)
+	} else if s.dropped > 0 {
+		s.queue = append(s.queue, DelegationEvent{
+			RunID: ev.RunID, DelegationID: ev.DelegationID, AgentKey: ev.AgentKey, Protocol: ev.Protocol,
+			Kind: DelegationStatus, Status: StatusStreamDropped, Raw: map[string]any{"dropped": s.dropped},
+			Time: ev.Time, Seq: ev.Seq,
+		})
+		s.dropped = 0
+	}
+	s.queue = append(s.queue, ev)
+	s.signal()
+}
+
+// coalesce appends ev's delta to the latest queued event of the same
+// delegation if that is a delta of the same message; it reports success.
+func (s *Subscription) coalesce(ev DelegationEvent) bool {
+	for i := len(s.queue) - 1; i >= 0; i-- {
+		q := &s.queue[i]
+		if q.DelegationID != ev.DelegationID {
+			continue
+		}
+		if q.Kind == DelegationTextDelta && q.RemoteMessageID == ev.RemoteMessageID {
+			q.Delta += ev.Delta
+			q.Seq = ev.Seq
+			s.volBytes += len(ev.Delta)
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+func (s *Subscription) pop() (DelegationEvent, bool, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) == 0 {
+		return DelegationEvent{}, false, s.closing
+	}
+	ev := s.queue[0]
+	s.queue[0] = DelegationEvent{}
+	s.queue = s.queue[1:]
+	if ev.Kind.Volatile() {
+		s.volBytes -= len(ev.Delta)
+	}
+	return ev, true, false
+}
+
+func (s *Subscription) dispatch(ctx context.Context, unregister func()) {
+	defer close(s.stopped)
+	defer close(s.out)
+	defer unregister()
+	for {
+		ev, ok, closing := s.pop()
+		if !ok {
+			if closing {
+				return
+			}
+			select {
+			case <-s.wake:
+				continue
+			case <-ctx.Done():
+				return
+			case <-s.done:
+				return
+			}
+		}
+		select {
+		case s.out <- ev:
+		case <-ctx.Done():
+			return
+		case <-s.done:
+			return
+		}
+	}
+}

@@ -1,0 +1,203 @@
+package delegation
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+func drain(t *testing.T, s *Subscription) []DelegationEvent {
+	t.Helper()
+	var out []DelegationEvent
+	for ev := range s.C {
+		out = append(out, ev)
+	}
+	return out
+}
+
+func ev(del string, k DelegationEventKind) DelegationEvent {
+	return DelegationEvent{RunID: "run", DelegationID: del, Kind: k}
+}
+
+func delta(del, msg, d string) DelegationEvent {
+	e := ev(del, DelegationTextDelta)
+	e.RemoteMessageID, e.Delta = msg, d
+	return e
+}
+
+func TestBusCriticalNeverDroppedUnderSlowSubscriber(t *testing.T) {
+	b := &MemoryBus{Buffer: 4, MaxVolatileBytes: 64}
+	s := b.SubscribeRun(context.Background(), "run") // never read until the end: the slowest consumer
+	b.Publish(ev("d1", DelegationStarted))
+	for i := 0; i < 500; i++ {
+		b.Publish(delta("d1", fmt.Sprintf("m%d", i%3), "0123456789"))
+		if i == 250 {
+			b.Publish(ev("d1", DelegationInputRequired))
+		}
+	}
+	b.Publish(ev("d1", DelegationArtifactCreated))
+	b.Publish(ev("d1", DelegationFinished))
+	b.CloseRun("run")
+	got := drain(t, s)
+	count := map[DelegationEventKind]int{}
+	marker := false
+	var last uint64
+	for _, e := range got {
+		count[e.Kind]++
+		marker = marker || e.Status == StatusStreamDropped
+		if e.Seq < last {
+			t.Errorf("seq went backwards: %d after %d", e.Seq, last)
+		}
+		last = e.Seq
+	}
+	if count[DelegationStarted] != 1 || count[DelegationInputRequired] != 1 || count[DelegationFinished] != 1 || count[DelegationArtifactCreated] != 1 {
+		t.Errorf("critical/important events lost: %v", count)
+	}
+	if s.Dropped() == 0 || !marker {
+		t.Errorf("dropped %d, marker %v: drops must be counted and marked", s.Dropped(), marker)
+	}
+	if got[len(got)-1].Kind != DelegationFinished {
+		t.Errorf("terminal not last: %s", got[len(got)-1].Kind)
+	}
+}
+
+func TestBusCoalescingPreservesPerMessageOrder(t *testing.T) {
+	rng := rand.New(rand.NewSource(42))
+	b := &MemoryBus{Buffer: 3, MaxVolatileBytes: 1 << 20}
+	s := b.SubscribeRun(context.Background(), "run")
+	want := map[string]string{}
+	keys := [][2]string{{"d1", "m1"}, {"d1", "m2"}, {"d2", "m1"}, {"d2", "m2"}}
+	for i := 0; i < 2000; i++ {
+		k := keys[rng.Intn(len(keys))]
+		d := fmt.Sprintf("<%s%s:%d>", k[0], k[1], i)
+		want[k[0]+"/"+k[1]] += d
+		b.Publish(delta(k[0], k[1], d))
+		if rng.Intn(50) == 0 {
+			b.Publish(DelegationEvent{RunID: "run", DelegationID: k[0], Kind: DelegationStatus, Status: fmt.Sprint("s", i)})
+		}
+	}
+	b.CloseRun("run")
+	got := map[string]string{}
+	coalesced := false
+	for _, e := range drain(t, s) {
+		if e.Kind == DelegationTextDelta {
+			got[e.DelegationID+"/"+e.RemoteMessageID] += e.Delta
+			coalesced = coalesced || len(e.Delta) > 16
+		}
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: text differs after coalescing (len %d vs %d)", k, len(got[k]), len(w))
+		}
+	}
+	if !coalesced || s.Dropped() != 0 {
+		t.Errorf("coalesced=%v dropped=%d", coalesced, s.Dropped())
+	}
+}
+
+func TestBusStatusDeduplication(t *testing.T) {
+	b := NewMemoryBus()
+	s := b.SubscribeRun(context.Background(), "run")
+	st := func(status, text string) DelegationEvent {
+		return DelegationEvent{RunID: "run", DelegationID: "d1", Kind: DelegationStatus, Status: status, Text: text}
+	}
+	b.Publish(st("working", ""))
+	b.Publish(st("working", ""))
+	b.Publish(st("working", "with text"))
+	b.Publish(st("working", ""))
+	b.Publish(DelegationEvent{RunID: "run", DelegationID: "d2", Kind: DelegationStatus, Status: "working"})
+	b.Publish(st("completed", ""))
+	b.CloseRun("run")
+	var got []string
+	for _, e := range drain(t, s) {
+		got = append(got, e.DelegationID+":"+e.Status+":"+e.Text)
+	}
+	want := []string{"d1:working:", "d1:working:with text", "d2:working:", "d1:completed:"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestBusCloseRunDrainsThenCloses(t *testing.T) {
+	b := NewMemoryBus()
+	// Events before the first subscriber are kept for it.
+	b.Publish(ev("d1", DelegationStarted))
+	s := b.SubscribeRun(context.Background(), "run")
+	for i := 0; i < 100; i++ {
+		b.Publish(delta("d1", "m", fmt.Sprint(i, ",")))
+	}
+	b.Publish(ev("d1", DelegationFinished))
+	b.CloseRun("run")
+	b.Publish(ev("d1", DelegationStatus)) // discarded
+	got := drain(t, s)
+	if len(got) != 102 || got[0].Kind != DelegationStarted || got[101].Kind != DelegationFinished {
+		t.Fatalf("%d events: %s", len(got), kindsOf(got[:min(5, len(got))]))
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Seq <= got[i-1].Seq {
+			t.Fatalf("seq not increasing at %d", i)
+		}
+	}
+	late := b.SubscribeRun(context.Background(), "run")
+	if n := len(drain(t, late)); n != 0 {
+		t.Errorf("late subscriber of a closed run got %d events", n)
+	}
+}
+
+func TestBusSubscriptionEndsWithContextAndClose(t *testing.T) {
+	b := NewMemoryBus()
+	ctx, cancel := context.WithCancel(context.Background())
+	s1 := b.SubscribeRun(ctx, "run")
+	s2 := b.SubscribeRun(context.Background(), "run")
+	cancel()
+	drain(t, s1)
+	s2.Close()
+	drain(t, s2)
+	b.Publish(ev("d1", DelegationStarted)) // no subscriber left: must not block
+	b.CloseRun("run")
+}
+
+func kindsOf(evs []DelegationEvent) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		b.WriteString(string(ev.Kind))
+		if ev.Status != "" {
+			b.WriteString("(" + ev.Status + ")")
+		}
+		b.WriteString(" ")
+	}
+	return b.String()
+}
+
+// Events published before anyone subscribed are kept for the first
+// subscriber in a bounded backlog; when it overflows, non-critical events
+// are lost but critical ones (started, input_required, terminal) never are.
+func TestBusBacklogBeforeFirstSubscriberKeepsCriticalEvents(t *testing.T) {
+	b := NewMemoryBus()
+	b.Publish(ev("d1", DelegationStarted))
+	for i := range maxBacklog + 10 {
+		b.Publish(DelegationEvent{RunID: "run", DelegationID: "d1", Kind: DelegationTextDelta, Delta: fmt.Sprint(i % 10), RemoteMessageID: "m"})
+	}
+	b.Publish(ev("d1", DelegationInputRequired))
+	b.Publish(ev("d1", DelegationFinished))
+	b.Publish(ev("d2", DelegationStarted))
+	b.Publish(ev("d2", DelegationFailed))
+	sub := b.SubscribeRun(context.Background(), "run")
+	b.CloseRun("run")
+	got := drain(t, sub)
+	var critical []string
+	for _, e := range got {
+		if e.Kind.Critical() {
+			critical = append(critical, e.DelegationID+":"+string(e.Kind))
+		}
+	}
+	want := []string{"d1:subagent.started", "d1:subagent.input_required", "d1:subagent.finished", "d2:subagent.started", "d2:subagent.failed"}
+	if strings.Join(critical, " ") != strings.Join(want, " ") {
+		t.Fatalf("critical events after a backlog overflow = %v, want %v", critical, want)
+	}
+	if len(got) > maxBacklog+len(want) {
+		t.Fatalf("backlog kept %d events, bound is %d plus critical ones", len(got), maxBacklog)
+	}
+}

@@ -1,0 +1,643 @@
+package delegator
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seed0634/agentadaptor/internal/sanitize"
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation/artifact"
+	"github.com/seed0634/agentadaptor/pkg/delegation/audit"
+	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
+	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
+)
+
+// Request is one delegation, as the delegate_to_agent tool (or a host)
+// asks for it. The run identity comes from the host (the per-run token),
+// never from the model.
+type Request struct {
+	// RunID is the parent run (required).
+	RunID string
+	// SessionKey is the parent's session key (sticky contexts).
+	SessionKey string
+	// ParentToolCallID is the parent's tool call id when the request
+	// carried one (strong correlation); "" falls back to call order.
+	ParentToolCallID string
+	// Agent is the registry key.
+	Agent string
+	// Objective is the bounded task (required).
+	Objective string
+	// Input is the optional prompt, context and artifact references.
+	Input TaskInput
+	// Constraints are the model's optional limits, clamped to the policy.
+	Constraints registry.Constraints
+	// OnEvent, if set, is called synchronously with every event published
+	// for this delegation (e.g. to send MCP progress). It must not block.
+	OnEvent func(delegation.DelegationEvent)
+}
+
+// TaskInput is the "input" object of the tool (docs/design.md#tool-contract).
+type TaskInput struct {
+	Prompt    string          `json:"prompt,omitempty"`
+	Context   string          `json:"context,omitempty"`
+	Artifacts []InputArtifact `json:"artifacts,omitempty"`
+}
+
+// InputArtifact is a reference the model passes along. host:// artifact
+// URIs of the same run are sent with their content; other URIs are passed
+// to the remote as references only (the host never fetches them).
+type InputArtifact struct {
+	Name string `json:"name"`
+	URI  string `json:"uri"`
+}
+
+// Input bounds (tool input validation).
+const (
+	MaxObjectiveBytes = 16 << 10
+	MaxPromptBytes    = 64 << 10
+	MaxInputArtifacts = 32
+	maxPromptBytes    = MaxPromptBytes
+)
+
+// ValidateRequest checks the model-provided fields of r: an agent key, an
+// objective, and the size bounds. It returns an invalid_input failure.
+func ValidateRequest(r *Request) *delegation.DelegationError {
+	bad := func(format string, args ...any) *delegation.DelegationError {
+		return &delegation.DelegationError{Code: delegation.CodeInvalidInput, Message: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case strings.TrimSpace(r.Agent) == "":
+		return bad("agent is required")
+	case len(r.Agent) > 128:
+		return bad("agent must be a registry key")
+	case strings.TrimSpace(r.Objective) == "":
+		return bad("objective is required")
+	case len(r.Objective) > MaxObjectiveBytes:
+		return bad("objective is longer than %d bytes", MaxObjectiveBytes)
+	case len(r.Input.Prompt) > MaxPromptBytes || len(r.Input.Context) > MaxPromptBytes:
+		return bad("input.prompt and input.context must be at most %d bytes", MaxPromptBytes)
+	case len(r.Input.Artifacts) > MaxInputArtifacts:
+		return bad("at most %d input artifacts", MaxInputArtifacts)
+	case r.Constraints.TimeoutSeconds < 0 || r.Constraints.MaxArtifacts < 0:
+		return bad("constraints must not be negative")
+	}
+	for i, a := range r.Input.Artifacts {
+		if a.URI == "" || len(a.URI) > 2048 || len(a.Name) > 256 {
+			return bad("input.artifacts[%d] needs a uri (at most 2048 bytes) and a name (at most 256)", i)
+		}
+	}
+	return nil
+}
+
+func newDelegationID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "del-" + hex.EncodeToString(b[:])
+}
+
+// inflight is one running delegation. Its fields are owned by the
+// goroutine running Delegate (the cleanup watcher only reads task and
+// log after that goroutine is done with them); waiting and input are
+// guarded by Delegator.mu.
+type inflight struct {
+	d     *Delegator
+	id    string
+	req   Request
+	run   *runState // the live parent run, if the run was begun
+	known bool      // the agent is in the registry
+	spec  registry.RemoteAgentSpec
+	eff   registry.Effective
+	tr    *remote.Transcript
+	task  remote.Task
+	log   *slog.Logger
+	start time.Time
+
+	fingerprint string
+	mode        string
+	begun       bool
+	recovered   int
+	cancelOK    *bool
+
+	input   chan string
+	waiting bool
+
+	pubMu sync.Mutex
+}
+
+// Delegate runs one delegation to completion and returns its structured
+// result. It publishes subagent.started first and exactly one terminal
+// event on the bus while it runs; it never panics and never returns a
+// result without Status. Cancelling ctx cancels the remote task (bounded by
+// Config.CancelTimeout; a cleanup watcher keeps trying when the remote does
+// not confirm).
+func (d *Delegator) Delegate(ctx context.Context, req Request) delegation.Result {
+	f := &inflight{d: d, id: newDelegationID(), req: req, start: time.Now(), input: make(chan string, 1)}
+	agent := sanitize.Truncate(req.Agent, 128)
+	if req.RunID == "" {
+		return delegation.FailedResult(f.id, agent, delegation.ProtocolA2A, &delegation.DelegationError{Code: delegation.CodeMissingRunContext,
+			Message: "This tool call is not bound to a parent run (no valid run token): host configuration error."})
+	}
+	if derr := ValidateRequest(&req); derr != nil {
+		return delegation.FailedResult(f.id, agent, delegation.ProtocolA2A, derr)
+	}
+	f.spec, f.known = d.reg.Spec(req.Agent)
+	if !f.known {
+		f.spec = registry.RemoteAgentSpec{Key: sanitize.Line(req.Agent, 64), Protocol: delegation.ProtocolA2A}
+	}
+	f.log = d.log.With("delegation_id", f.id, "run_id", req.RunID, "agent", f.spec.Key)
+	if !d.track(f) {
+		return delegation.FailedResult(f.id, agent, f.spec.Protocol, &delegation.DelegationError{Code: delegation.CodeAgentUnavailable, Retryable: true,
+			Message: "The delegation service is shutting down."})
+	}
+	defer d.untrack(f)
+	d.corr.Register(req.RunID, f.id, req.ParentToolCallID)
+	f.eff = f.spec.Policy.Clamp(req.Constraints)
+	f.tr = remote.NewTranscript(f.transcriptConfig())
+	f.execute(ctx)
+	if f.task != nil {
+		d.rememberContext(req, f.spec, f.task.ContextID())
+	}
+	return f.result()
+}
+
+// transcriptConfig applies the agent's policy to the transcript.
+func (f *inflight) transcriptConfig() remote.TranscriptConfig {
+	p := f.spec.Policy
+	cfg := remote.TranscriptConfig{AllowInput: p.AllowInputRequired, MaxArtifactBytes: p.MaxArtifactBytes, MaxArtifacts: f.eff.MaxArtifacts, Secrets: f.d.reg.Secrets()}
+	if p.AllowRemoteArtifacts {
+		store := f.d.artifacts
+		cfg.Put = func(meta artifact.Meta, content []byte) (string, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err := store.Put(ctx, artifact.Stored{RunID: f.req.RunID, DelegationID: f.id, ID: meta.ID, Name: meta.Name, MimeType: meta.MimeType, Content: content})
+			if err != nil {
+				return "", err
+			}
+			return artifact.URI(f.id, meta.ID), nil
+		}
+	}
+	return cfg
+}
+
+// execute drives the delegation to its terminal event.
+func (f *inflight) execute(parent context.Context) {
+	d := f.d
+	// The delegation's context ends with the tool call, the parent run
+	// (CancelRun, EndRun) or the delegator (Close), whichever comes first.
+	dctx, dcancel := context.WithCancelCause(context.WithoutCancel(parent))
+	defer dcancel(nil)
+	stop1 := context.AfterFunc(parent, func() { dcancel(errParentCancel) })
+	defer stop1()
+	if f.run != nil {
+		stop2 := context.AfterFunc(f.run.ctx, func() { dcancel(context.Cause(f.run.ctx)) })
+		defer stop2()
+	}
+	stop3 := context.AfterFunc(d.ctx, func() { dcancel(errClosed) })
+	defer stop3()
+
+	if !f.known {
+		f.finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeAgentNotFound,
+			Message: fmt.Sprintf("No remote agent %q is registered. Available agents: %s.", sanitize.Truncate(f.req.Agent, 64), strings.Join(d.reg.Keys(), ", "))})
+		return
+	}
+	ctx, cancel := context.WithTimeoutCause(dctx, f.eff.Timeout, errHostTimeout)
+	defer cancel()
+
+	release, derr := d.reg.Acquire(f.spec.Key, f.req.RunID)
+	if derr != nil {
+		f.finish(delegation.DelegationFailed, derr)
+		return
+	}
+	defer release()
+
+	agent, cerr := d.reg.Connect(ctx, f.spec.Key)
+	if cerr != nil {
+		if ctx.Err() != nil {
+			f.stopped(ctx)
+			return
+		}
+		f.log.Warn("remote agent unavailable", "error", cerr.Error())
+		f.finish(delegation.DelegationFailed, cerr.Failure)
+		return
+	}
+	info := agent.Info()
+	f.fingerprint = info.Fingerprint
+	f.mode = "polling"
+	if info.Streaming && f.eff.Stream {
+		f.mode = "streaming"
+	}
+	if !info.Streaming && f.spec.Policy.RequireStreaming {
+		f.finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeCapabilityUnsupported,
+			Message: fmt.Sprintf("Agent %q does not support streaming, which host policy requires.", f.spec.Key)})
+		return
+	}
+	f.task = agent.NewTask(remote.TaskSpec{DelegationID: f.id, Text: f.taskText(), Artifacts: f.inputArtifacts(),
+		ContextID: d.stickyContext(f.req, f.spec), Stream: f.eff.Stream, Transcript: f.tr, Emit: f.emit, Log: f.log})
+	f.mode = f.task.Mode()
+
+	err := f.recoverCut(ctx, f.task.Start(ctx))
+	for {
+		switch {
+		case f.tr.Terminal() != "":
+			return
+		case ctx.Err() != nil:
+			f.stopped(ctx)
+			return
+		case err != nil:
+			f.fail(err)
+			return
+		}
+		// The task is interrupted: input-required or auth-required.
+		answer, ok := f.interrupted(ctx)
+		if !ok {
+			return
+		}
+		err = f.recoverCut(ctx, f.task.Answer(ctx, answer))
+	}
+}
+
+// recoverCut re-attaches once to a task whose stream was cut, when the
+// protocol can.
+func (f *inflight) recoverCut(ctx context.Context, err error) error {
+	if err == nil || f.tr.Terminal() != "" || ctx.Err() != nil || !f.task.CanRecover(err) {
+		return err
+	}
+	f.recovered++
+	f.log.Warn("delegation stream interrupted; recovering", "remote_task_id", f.tr.TaskID(), "error", f.d.reg.Secrets().Redact(sanitize.Truncate(err.Error(), 500)))
+	f.publish(delegation.DelegationEvent{Kind: delegation.DelegationStatus, Status: string(delegation.CodeStreamInterrupted), Text: "The remote stream was interrupted; reconnecting."})
+	return f.task.Recover(ctx)
+}
+
+// interrupted handles input-required / auth-required. It returns the
+// answer to send, or ok=false after finishing the delegation.
+func (f *inflight) interrupted(ctx context.Context) (string, bool) {
+	question := f.tr.Question()
+	label := f.tr.State().Label()
+	if f.tr.State() != remote.StateInputRequired {
+		f.settleCancel(f.cancelRemote(ctx, "auth_required"))
+		f.finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeRemoteRejected, RemoteStatus: label,
+			Message: "The remote agent requires additional authentication, which the host cannot provide."})
+		return "", false
+	}
+	if !f.spec.Policy.AllowInputRequired {
+		f.settleCancel(f.cancelRemote(ctx, "input_required_unsupported"))
+		f.finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeInputRequiredUnsupported, RemoteStatus: label,
+			Message: "The remote agent asked for input, which host policy does not allow" + remote.Suffix(question)})
+		return "", false
+	}
+	f.d.awaitInput(f)
+	var answer string
+	select {
+	case answer = <-f.input:
+	case <-ctx.Done():
+	}
+	f.d.setWaiting(f, false)
+	if ctx.Err() != nil {
+		if context.Cause(ctx) == errHostTimeout {
+			f.settleCancel(f.cancelRemote(ctx, "input_timeout"))
+			f.finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeInputRequired, RemoteStatus: label,
+				Message: "The remote agent needs input that was not provided before the timeout" + remote.Suffix(question)})
+			return "", false
+		}
+		f.stopped(ctx)
+		return "", false
+	}
+	f.publish(delegation.DelegationEvent{Kind: delegation.DelegationStatus, Status: "input_provided", Text: "Input sent to the remote agent."})
+	return answer, true
+}
+
+// stopped ends a delegation whose context ended: host timeout or cancellation.
+func (f *inflight) stopped(ctx context.Context) {
+	cause := context.Cause(ctx)
+	reason := map[error]string{errHostTimeout: "host_timeout", errRunEnded: "parent_run_ended", errClosed: "host_shutdown"}[cause]
+	if reason == "" {
+		reason = "parent_cancelled"
+	}
+	confirmed := true
+	if f.task != nil && !f.tr.State().Terminal() {
+		out := f.cancelRemote(ctx, reason)
+		f.settleCancel(out)
+		confirmed = out == remote.CancelConfirmed || out == remote.CancelNotNeeded
+	}
+	label := f.tr.State().Label()
+	if cause == errHostTimeout {
+		msg := fmt.Sprintf("Remote task did not finish before timeout (%s).", f.eff.Timeout)
+		if !confirmed {
+			msg += " Its cancellation is not confirmed yet; the host keeps trying."
+		}
+		f.finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeRemoteTimeout, Retryable: true, RemoteStatus: label, Message: msg})
+		return
+	}
+	why := map[string]string{"parent_run_ended": "the parent run ended", "host_shutdown": "the host is shutting down"}[reason]
+	if why == "" {
+		why = "the parent cancelled the tool call"
+	}
+	if !confirmed {
+		f.finish(delegation.DelegationCancelled, &delegation.DelegationError{Code: delegation.CodeCancelPending, RemoteStatus: label,
+			Message: "Delegation cancelled because " + why + "; the remote agent has not confirmed the cancellation yet and the host keeps trying."})
+		return
+	}
+	f.finish(delegation.DelegationCancelled, &delegation.DelegationError{Code: delegation.CodeCancelled, RemoteStatus: label, Message: "Delegation cancelled because " + why + "."})
+}
+
+// cancelRemote asks the remote to cancel the task, bounded by
+// Config.CancelTimeout (and not by ctx, which has usually ended already).
+func (f *inflight) cancelRemote(ctx context.Context, reason string) remote.CancelOutcome {
+	if f.task == nil {
+		return remote.CancelNotNeeded
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.d.cfg.CancelTimeout)
+	defer cancel()
+	return f.task.Cancel(cctx, map[string]any{"reason": reason, "delegation_id": f.id, "run_id": f.req.RunID, "agent": f.spec.Key, "requested_by": "agentadaptor"})
+}
+
+// settleCancel records a cancellation's outcome; an unconfirmed one is
+// announced (cancel_pending) and handed to a cleanup watcher.
+func (f *inflight) settleCancel(out remote.CancelOutcome) {
+	switch out {
+	case remote.CancelNotNeeded:
+	case remote.CancelConfirmed:
+		ok := true
+		f.cancelOK = &ok
+	case remote.CancelUnaddressable:
+		// The request that creates the task went out, but its response
+		// never named the task: the remote may be running it, and it cannot
+		// be cancelled by id. Do not claim a confirmed cancellation.
+		ok := false
+		f.cancelOK = &ok
+	case remote.CancelPending:
+		ok := false
+		f.cancelOK = &ok
+		f.publish(delegation.DelegationEvent{Kind: delegation.DelegationStatus, Status: string(delegation.CodeCancelPending), Text: "Cancellation requested; waiting for the remote agent to confirm."})
+		f.d.startWatcher(f)
+	}
+}
+
+// fail finishes the delegation for a client error.
+func (f *inflight) fail(err error) {
+	f.log.Warn("delegation failed", "remote_task_id", f.tr.TaskID(), "error", f.d.reg.Secrets().Redact(sanitize.Truncate(err.Error(), 500)))
+	derr := FailureOf(err, f.tr.State().Label())
+	if f.tr.TaskID() != "" && !f.tr.State().Terminal() {
+		f.settleCancel(f.cancelRemote(context.Background(), string(derr.Code)))
+	}
+	f.finish(delegation.DelegationFailed, derr)
+}
+
+// FailureOf maps a remote-agent client error (pkg/clients/clienterr) to
+// the failure the parent model sees. The message is generic: remote URLs
+// and payloads stay in the host log.
+func FailureOf(err error, remoteStatus string) *delegation.DelegationError {
+	e := &delegation.DelegationError{RemoteStatus: remoteStatus}
+	var ce *clienterr.Error
+	protocol := ""
+	if errors.As(err, &ce) {
+		protocol = ce.Protocol
+	}
+	switch clienterr.KindOf(err) {
+	case clienterr.KindUnavailable:
+		e.Code, e.Retryable, e.Message = delegation.CodeAgentUnavailable, true, "The remote agent could not be reached."
+	case clienterr.KindUnauthorized:
+		e.Code, e.Message = delegation.CodeAgentUnavailable, "The remote agent refused the host's credentials."
+	case clienterr.KindRejected:
+		e.Code, e.Message = delegation.CodeRemoteRejected, "The remote agent rejected the request."
+	case clienterr.KindTimeout:
+		e.Code, e.Retryable, e.Message = delegation.CodeRemoteTimeout, true, "The remote agent did not answer in time."
+	case clienterr.KindInterrupted:
+		e.Code, e.Retryable, e.Message = delegation.CodeStreamInterrupted, true, "The remote stream was interrupted and the task could not be recovered."
+	case clienterr.KindNotFound:
+		if protocol == delegation.ProtocolAGUI {
+			// AG-UI has no tasks to look up: a 404 is a missing endpoint.
+			e.Code, e.Message = delegation.CodeAgentUnavailable, "There is no agent endpoint at the configured URL."
+		} else {
+			e.Code, e.Message = delegation.CodeRemoteFailed, "The remote agent does not know the task."
+		}
+	case clienterr.KindProtocol:
+		e.Code, e.Message = delegation.CodeRemoteFailed, "The remote agent sent a malformed or oversized payload."
+	default:
+		e.Code, e.Message = delegation.CodeRemoteFailed, "The delegation failed."
+	}
+	return e
+}
+
+// begin records the delegation and publishes subagent.started; raw adds
+// the protocol's own fields.
+func (f *inflight) begin(raw map[string]any) {
+	f.begun = true
+	d := f.d
+	d.audit.Begin(audit.Record{DelegationID: f.id, RunID: f.req.RunID, ParentToolCallID: d.corr.ParentOf(f.id), AgentKey: f.spec.Key,
+		AgentName: f.spec.DisplayName, Protocol: f.spec.Protocol, Tenant: f.spec.Tenant, RemoteTaskID: f.tr.TaskID(), RemoteContextID: f.tr.ContextID(),
+		CardFingerprint: f.fingerprint, Mode: f.mode, Objective: f.objective(), Status: audit.StatusRunning, StartedAt: f.start})
+	started := map[string]any{"correlation": string(d.corr.Level(f.id))}
+	if f.fingerprint != "" {
+		started["card_fingerprint"] = f.fingerprint
+	}
+	if f.mode != "" {
+		started["mode"] = f.mode
+	}
+	for k, v := range raw {
+		started[k] = v
+	}
+	f.send(delegation.DelegationEvent{Kind: delegation.DelegationStarted, Status: "starting", Raw: started})
+	f.log.Info("delegation started", "mode", f.mode)
+}
+
+// objective is the objective as the audit keeps it: bounded, secrets scrubbed.
+func (f *inflight) objective() string {
+	return f.d.reg.Secrets().Redact(sanitize.Truncate(f.req.Objective, 2000))
+}
+
+// finish publishes the terminal event (once).
+func (f *inflight) finish(kind delegation.DelegationEventKind, derr *delegation.DelegationError) {
+	f.emit(f.tr.Finish(kind, derr)...)
+}
+
+// emit publishes events of the task, in order: the first is always a
+// subagent.started (the protocol's, or one synthesized here).
+func (f *inflight) emit(evs ...delegation.DelegationEvent) {
+	for _, ev := range evs {
+		f.publish(ev)
+	}
+}
+
+// publish sends ev, after the started event.
+func (f *inflight) publish(ev delegation.DelegationEvent) {
+	f.pubMu.Lock()
+	defer f.pubMu.Unlock()
+	if ev.Kind == delegation.DelegationStarted {
+		if !f.begun {
+			f.begin(ev.Raw)
+		}
+		return
+	}
+	if !f.begun {
+		f.begin(nil)
+	}
+	f.send(ev)
+}
+
+// send fills the common fields, scrubs known secrets from every field, and
+// sends ev to the bus, the audit log and the OnEvent hook.
+func (f *inflight) send(ev delegation.DelegationEvent) {
+	d := f.d
+	red := d.reg.Secrets().Redact
+	ev.RunID = f.req.RunID
+	ev.DelegationID = f.id
+	ev.ParentToolCallID = d.corr.ParentOf(f.id)
+	ev.AgentKey = f.spec.Key
+	ev.AgentName = f.spec.DisplayName
+	ev.Protocol = f.spec.Protocol
+	ev.RemoteTaskID = f.tr.TaskID()
+	ev.RemoteContextID = f.tr.ContextID()
+	ev.RemoteMessageID = red(ev.RemoteMessageID)
+	ev.RemoteArtifactID = red(ev.RemoteArtifactID)
+	ev.Raw = redactRaw(red, ev.Raw)
+	ev.Time = time.Now()
+	ev.Delta = red(ev.Delta)
+	ev.Text = red(ev.Text)
+	ev.Status = red(ev.Status)
+	if ev.Error != nil {
+		e := *ev.Error
+		e.Message = red(e.Message)
+		ev.Error = &e
+	}
+	if ev.Artifact != nil {
+		a := *ev.Artifact
+		a.ID, a.Name, a.URI = red(a.ID), red(a.Name), red(a.URI)
+		if a.Error != nil {
+			e := *a.Error
+			e.Message = red(e.Message)
+			a.Error = &e
+		}
+		ev.Artifact = &a
+	}
+	if ev.Kind == delegation.DelegationInputRequired {
+		// Accept answers from the moment the UI can see the question.
+		d.setWaiting(f, true)
+	}
+	d.bus.Publish(ev)
+	if level := f.spec.Policy.AuditLevel; level != registry.AuditMinimal || ev.Kind.Critical() {
+		ae := audit.Event{Kind: ev.Kind, Time: ev.Time, Status: ev.Status, RemoteTaskID: ev.RemoteTaskID, RemoteMessageID: ev.RemoteMessageID,
+			RemoteArtifactID: ev.RemoteArtifactID, Artifact: ev.Artifact, Error: ev.Error}
+		if level == registry.AuditFull {
+			ae.Text = sanitize.Truncate(ev.Delta+ev.Text, 2000)
+		}
+		if ev.Kind != delegation.DelegationTextDelta || level == registry.AuditFull {
+			d.audit.Event(f.id, ae)
+		}
+	}
+	if f.req.OnEvent != nil {
+		f.req.OnEvent(ev)
+	}
+}
+
+// redactRaw removes known secrets from a Raw payload (remote payloads are
+// preserved there, so a remote echoing the credential must not leak it).
+func redactRaw(red func(string) string, raw map[string]any) map[string]any {
+	if raw == nil {
+		return nil
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return map[string]any{"unencodable": true}
+	}
+	if s := red(string(b)); s != string(b) {
+		var out map[string]any
+		if json.Unmarshal([]byte(s), &out) == nil {
+			return out
+		}
+		return map[string]any{"redacted": true}
+	}
+	return raw
+}
+
+// result builds the tool result, completes the audit record and logs the end.
+func (f *inflight) result() delegation.Result {
+	d := f.d
+	red := d.reg.Secrets().Redact
+	tr := f.tr
+	res := delegation.Result{DelegationID: f.id, Agent: f.spec.Key, RemoteProtocol: f.spec.Protocol, RemoteTaskID: tr.TaskID(), RemoteContextID: tr.ContextID(),
+		Summary: red(tr.Summary()), Artifacts: tr.Artifacts(), Messages: tr.Messages()}
+	for i := range res.Messages {
+		res.Messages[i].Text = red(res.Messages[i].Text)
+	}
+	for i := range res.Artifacts {
+		a := &res.Artifacts[i]
+		a.ID, a.Name, a.URI = red(a.ID), red(a.Name), red(a.URI)
+	}
+	if tr.TaskID() != "" {
+		res.RawTask = &delegation.RawTask{Provider: f.spec.Protocol, TaskID: tr.TaskID()}
+	}
+	switch tr.Terminal() {
+	case delegation.DelegationFinished:
+		res.Status = delegation.StatusCompleted
+	case delegation.DelegationCancelled:
+		res.Status = delegation.StatusCancelled
+	default:
+		res.Status = delegation.StatusFailed
+	}
+	if e := tr.TerminalError(); e != nil {
+		c := *e
+		c.Message = red(c.Message)
+		res.Error = &c
+		if c.Code == delegation.CodeInputRequired {
+			res.Status = delegation.StatusInputRequired
+		}
+	}
+	end := time.Now()
+	d.audit.End(audit.Record{DelegationID: f.id, RunID: f.req.RunID, ParentToolCallID: d.corr.ParentOf(f.id), AgentKey: f.spec.Key,
+		AgentName: f.spec.DisplayName, Protocol: f.spec.Protocol, Tenant: f.spec.Tenant, RemoteTaskID: tr.TaskID(), RemoteContextID: tr.ContextID(),
+		CardFingerprint: f.fingerprint, Mode: f.mode, Objective: f.objective(), Status: res.Status, Result: &res,
+		StartedAt: f.start, EndedAt: end, DurationMS: end.Sub(f.start).Milliseconds(), Recovered: f.recovered, CancelConfirmed: f.cancelOK})
+	code := ""
+	if res.Error != nil {
+		code = string(res.Error.Code)
+	}
+	f.log.Info("delegation finished", "status", res.Status, "code", code, "remote_task_id", tr.TaskID(), "duration_ms", end.Sub(f.start).Milliseconds())
+	return res
+}
+
+// taskText is the delegated task as one text: objective, prompt and context.
+func (f *inflight) taskText() string {
+	var b strings.Builder
+	b.WriteString(f.req.Objective)
+	if p := strings.TrimSpace(f.req.Input.Prompt); p != "" {
+		b.WriteString("\n\n")
+		b.WriteString(p)
+	}
+	if c := strings.TrimSpace(f.req.Input.Context); c != "" {
+		b.WriteString("\n\nContext:\n")
+		b.WriteString(c)
+	}
+	return b.String()
+}
+
+// inputArtifacts resolves the model's artifact references: host artifacts
+// of this run within the size policy carry their content; every other
+// reference travels as a URI only (the host never fetches it).
+func (f *inflight) inputArtifacts() []remote.InputArtifact {
+	var out []remote.InputArtifact
+	for _, a := range f.req.Input.Artifacts {
+		in := remote.InputArtifact{Name: sanitize.Line(a.Name, 200), URI: a.URI}
+		if del, aid, ok := artifact.ParseURI(a.URI); ok {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			st, err := f.d.artifacts.Get(ctx, f.req.RunID, del, aid)
+			cancel()
+			if err == nil && int64(len(st.Content)) <= f.spec.Policy.MaxArtifactBytes {
+				in.Name = sanitize.Line(cmp.Or(a.Name, st.Name), 200)
+				in.MimeType, in.Content = st.MimeType, st.Content
+			}
+		}
+		out = append(out, in)
+	}
+	return out
+}

@@ -1,0 +1,530 @@
+package delegator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seed0634/agentadaptor/pkg/delegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation/artifact"
+	"github.com/seed0634/agentadaptor/pkg/delegation/audit"
+	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
+	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
+)
+
+// Config configures a Delegator. Registry is required; every other field
+// has a documented default.
+type Config struct {
+	// Registry is the host-curated set of remote agents.
+	Registry *registry.Registry
+	// Bus carries delegation events to the UI (default:
+	// delegation.NewMemoryBus()). The host closes a run's stream
+	// (Bus.CloseRun) when its UI stream ends.
+	Bus delegation.EventBus
+	// Audit records every delegation (default: audit.NewMemory).
+	Audit audit.Store
+	// Artifacts stores remote artifacts (default: artifact.NewMemoryStore, 256 MiB).
+	Artifacts artifact.Store
+	// Logger receives operational logs; secrets never reach it (default: discard).
+	Logger *slog.Logger
+	// CancelTimeout bounds one remote cancellation (default 5s).
+	CancelTimeout time.Duration
+	// CleanupInterval and CleanupAttempts tune the watcher that keeps
+	// cancelling a remote task whose cancellation was not confirmed
+	// (defaults 1s, doubling up to 30s, and 10 attempts).
+	CleanupInterval time.Duration
+	CleanupAttempts int
+	// FailOnCardError makes New fail when a startup card fetch fails;
+	// otherwise the agent is left out (malformed card) or retried on first
+	// call (unreachable), and the problem is logged.
+	FailOnCardError bool
+}
+
+func (c *Config) defaults() {
+	if c.Bus == nil {
+		c.Bus = delegation.NewMemoryBus()
+	}
+	if c.Audit == nil {
+		c.Audit = audit.NewMemory(audit.Options{})
+	}
+	if c.Artifacts == nil {
+		c.Artifacts = artifact.NewMemoryStore(0)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.CancelTimeout <= 0 {
+		c.CancelTimeout = 5 * time.Second
+	}
+	if c.CleanupInterval <= 0 {
+		c.CleanupInterval = time.Second
+	}
+	if c.CleanupAttempts <= 0 {
+		c.CleanupAttempts = 10
+	}
+}
+
+// Delegator runs delegations: for each [Request] it reaches the remote
+// agent through the registry and its protocol's remote.Task, publishes the
+// remote's progress on the bus, records the audit, stores the artifacts
+// and returns the structured [delegation.Result].
+//
+// Goroutine ownership: Delegate runs on its caller's goroutine (the MCP
+// tool call); the protocol clients own their stream readers and the task
+// closes them. Cleanup watchers (one per delegation whose remote
+// cancellation was not confirmed) are owned by the Delegator. Close
+// cancels every delegation and watcher and waits for them: after it
+// returns no goroutine of the Delegator is left. Bus subscriptions belong
+// to their subscribers.
+type Delegator struct {
+	cfg       Config
+	reg       *registry.Registry
+	bus       delegation.EventBus
+	audit     audit.Store
+	artifacts artifact.Store
+	log       *slog.Logger
+	corr      *Correlator
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	closed   bool
+	runs     map[string]*runState
+	active   map[string]*inflight
+	all      activity
+	contexts map[string]string
+	watchers map[string]context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+// runState is one live parent run.
+type runState struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	active activity
+}
+
+// activity counts the active delegations of a scope and lets callers wait
+// until there are none. Guarded by Delegator.mu.
+type activity struct {
+	n    int
+	idle chan struct{} // closed when n drops to 0; nil while n == 0
+}
+
+func (a *activity) add() {
+	if a.n == 0 {
+		a.idle = make(chan struct{})
+	}
+	a.n++
+}
+
+func (a *activity) done() {
+	a.n--
+	if a.n == 0 {
+		close(a.idle)
+		a.idle = nil
+	}
+}
+
+// waitIdle waits until a has no active delegation or ctx ends.
+func (d *Delegator) waitIdle(ctx context.Context, a *activity) error {
+	d.mu.Lock()
+	idle := a.idle
+	d.mu.Unlock()
+	if idle == nil {
+		return nil
+	}
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Errors of the Delegator's run and input API.
+var (
+	ErrUnknownDelegation  = errors.New("no active delegation with this id in this run")
+	ErrNotWaitingForInput = errors.New("the delegation is not waiting for input")
+	ErrEmptyAnswer        = errors.New("the answer text is empty")
+	ErrClosed             = errors.New("the delegator is closed")
+)
+
+// Causes of a delegation's context ending.
+var (
+	errHostTimeout  = errors.New("host timeout")
+	errRunEnded     = errors.New("parent run ended")
+	errClosed       = errors.New("delegation service closed")
+	errParentCancel = errors.New("parent cancelled")
+)
+
+// New builds a Delegator and connects the registry's startup agents
+// (bounded by ctx; see registry.Registry.Load).
+func New(ctx context.Context, cfg Config) (*Delegator, error) {
+	if cfg.Registry == nil {
+		return nil, errors.New("delegator: Config.Registry is required")
+	}
+	cfg.defaults()
+	d := &Delegator{cfg: cfg, reg: cfg.Registry, bus: cfg.Bus, audit: cfg.Audit, artifacts: cfg.Artifacts, log: cfg.Logger,
+		runs: map[string]*runState{}, active: map[string]*inflight{}, contexts: map[string]string{}, watchers: map[string]context.CancelFunc{}}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	if err := d.reg.Load(ctx); err != nil {
+		d.log.Warn("remote agent registry: startup problems", "error", d.reg.Secrets().Redact(err.Error()))
+		if cfg.FailOnCardError {
+			d.cancel()
+			d.reg.Close()
+			return nil, fmt.Errorf("delegator: %w", err)
+		}
+	}
+	tools := []string{registry.ReservedToolName}
+	for _, k := range d.reg.Keys() {
+		if spec, _ := d.reg.Spec(k); spec.Shortcut != "" {
+			tools = append(tools, spec.Shortcut)
+		}
+	}
+	d.corr = NewCorrelator(d.onCorrelated, tools...)
+	return d, nil
+}
+
+// Registry returns the delegator's registry.
+func (d *Delegator) Registry() *registry.Registry { return d.reg }
+
+// Bus returns the event bus the delegator publishes to.
+func (d *Delegator) Bus() delegation.EventBus { return d.bus }
+
+// Audit returns the audit store.
+func (d *Delegator) Audit() audit.Store { return d.audit }
+
+// Artifacts returns the artifact store.
+func (d *Delegator) Artifacts() artifact.Store { return d.artifacts }
+
+// Correlator returns the correlator of delegations and parent tool calls.
+func (d *Delegator) Correlator() *Correlator { return d.corr }
+
+// MaxDelegationTime is the longest one Delegate call can take: the largest
+// policy timeout plus the remote cancellation bound. A caller blocking on
+// Delegate (an MCP tool call) should allow at least this long.
+func (d *Delegator) MaxDelegationTime() time.Duration {
+	var longest time.Duration
+	for _, k := range d.reg.Keys() {
+		if spec, ok := d.reg.Spec(k); ok {
+			longest = max(longest, spec.Policy.MaxTimeout)
+		}
+	}
+	if longest == 0 {
+		longest = registry.DefaultMaxTimeout
+	}
+	return longest + d.cfg.CancelTimeout
+}
+
+// Stats is a snapshot of the delegator's live state.
+type Stats struct {
+	LiveRuns          int `json:"live_runs"`
+	ActiveDelegations int `json:"active_delegations"`
+	CleanupWatchers   int `json:"cleanup_watchers"`
+}
+
+// Stats returns a snapshot of live runs, active delegations and watchers.
+func (d *Delegator) Stats() Stats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return Stats{LiveRuns: len(d.runs), ActiveDelegations: len(d.active), CleanupWatchers: len(d.watchers)}
+}
+
+// BeginRun makes runID a live parent run: its delegations are cancelled
+// together by CancelRun and EndRun. Beginning a live run again is a no-op.
+// It fails with ErrClosed after Close.
+func (d *Delegator) BeginRun(runID string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	if d.runs[runID] == nil {
+		ctx, cancel := context.WithCancelCause(d.ctx)
+		d.runs[runID] = &runState{ctx: ctx, cancel: cancel}
+	}
+	return nil
+}
+
+// CancelRun cancels runID's delegations now, cascading to their remote
+// tasks, without ending the run: its tool calls still return their
+// cancelled results. It is what a parent run's cancellation triggers,
+// before its CLI has exited.
+func (d *Delegator) CancelRun(runID string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if rs := d.runs[runID]; rs != nil {
+		rs.cancel(errParentCancel)
+	}
+}
+
+// EndRun ends runID: its delegations are cancelled (cascading to the
+// remote tasks even when the parent never cancelled its tool calls), EndRun
+// waits for them (bounded by ctx), and everything kept for the run is
+// forgotten (sticky per-run contexts, correlation).
+func (d *Delegator) EndRun(ctx context.Context, runID string) error {
+	d.mu.Lock()
+	rs := d.runs[runID]
+	if rs != nil {
+		rs.cancel(errRunEnded)
+	}
+	d.mu.Unlock()
+	var err error
+	if rs != nil {
+		err = d.waitIdle(ctx, &rs.active)
+	}
+	d.mu.Lock()
+	if d.runs[runID] == rs {
+		delete(d.runs, runID)
+	}
+	for k := range d.contexts {
+		if strings.HasPrefix(k, "run\x00"+runID+"\x00") {
+			delete(d.contexts, k)
+		}
+	}
+	d.mu.Unlock()
+	d.corr.ForgetRun(runID)
+	return err
+}
+
+func (d *Delegator) track(f *inflight) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return false
+	}
+	d.active[f.id] = f
+	d.all.add()
+	if rs := d.runs[f.req.RunID]; rs != nil {
+		f.run = rs
+		rs.active.add()
+	}
+	return true
+}
+
+func (d *Delegator) untrack(f *inflight) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.active, f.id)
+	d.all.done()
+	if f.run != nil {
+		f.run.active.done()
+	}
+}
+
+func (d *Delegator) setWaiting(f *inflight, w bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if w {
+		select {
+		case <-f.input: // a stale answer of an earlier question
+		default:
+		}
+	}
+	f.waiting = w
+}
+
+// awaitInput makes sure f accepts an answer while it blocks on input,
+// keeping an answer that already arrived.
+func (d *Delegator) awaitInput(f *inflight) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !f.waiting && len(f.input) == 0 {
+		f.waiting = true
+	}
+}
+
+// AnswerInput answers the input-required question of an active delegation
+// of runID: the text is sent to the same remote task and context. It
+// returns ErrUnknownDelegation, ErrNotWaitingForInput or ErrEmptyAnswer.
+func (d *Delegator) AnswerInput(ctx context.Context, runID, delegationID, text string) error {
+	if strings.TrimSpace(text) == "" {
+		return ErrEmptyAnswer
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f := d.active[delegationID]
+	if f == nil || f.req.RunID != runID {
+		return ErrUnknownDelegation
+	}
+	if !f.waiting {
+		return ErrNotWaitingForInput
+	}
+	f.waiting = false
+	f.input <- text // buffered; drained when waiting began
+	return nil
+}
+
+// InputHandler serves POST /agui/runs/{runId}/delegations/{delegationId}/input
+// with body {"text": "..."}: 202 when the answer was handed to the
+// delegation, 404 for an unknown delegation, 409 when it is not waiting
+// for input, 400 for a bad body. Errors are JSON {"error":{code,message}}.
+func (d *Delegator) InputHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /agui/runs/{runId}/delegations/{delegationId}/input", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Text string `json:"text"`
+		}
+		dec := json.NewDecoder(io.LimitReader(r.Body, maxPromptBytes+1024))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil {
+			writeJSON(w, http.StatusBadRequest, errorBody("invalid_body", `body must be {"text": "..."}`))
+			return
+		}
+		runID, delID := r.PathValue("runId"), r.PathValue("delegationId")
+		switch err := d.AnswerInput(r.Context(), runID, delID, body.Text); {
+		case err == nil:
+			writeJSON(w, http.StatusAccepted, map[string]string{"status": "accepted", "delegation_id": delID})
+		case errors.Is(err, ErrEmptyAnswer):
+			writeJSON(w, http.StatusBadRequest, errorBody("empty_answer", err.Error()))
+		case errors.Is(err, ErrUnknownDelegation):
+			writeJSON(w, http.StatusNotFound, errorBody("delegation_not_found", err.Error()))
+		case errors.Is(err, ErrNotWaitingForInput):
+			writeJSON(w, http.StatusConflict, errorBody("not_waiting_for_input", err.Error()))
+		default:
+			writeJSON(w, http.StatusServiceUnavailable, errorBody("unavailable", err.Error()))
+		}
+	})
+	return mux
+}
+
+func errorBody(code, msg string) map[string]any {
+	return map[string]any{"error": map[string]string{"code": code, "message": msg}}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// stickyKey returns the key under which a sticky context is remembered ("" for ephemeral).
+func stickyKey(req Request, spec registry.RemoteAgentSpec) string {
+	switch spec.Policy.ContextPolicy {
+	case registry.ContextStickyPerParentThreadAgent:
+		if req.SessionKey != "" {
+			return "thread\x00" + req.SessionKey + "\x00" + spec.Key
+		}
+		return "run\x00" + req.RunID + "\x00" + spec.Key
+	case registry.ContextStickyPerRunAgent:
+		return "run\x00" + req.RunID + "\x00" + spec.Key
+	}
+	return ""
+}
+
+func (d *Delegator) stickyContext(req Request, spec registry.RemoteAgentSpec) string {
+	k := stickyKey(req, spec)
+	if k == "" {
+		return ""
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.contexts[k]
+}
+
+// maxStickyContexts bounds the remembered sticky contexts.
+const maxStickyContexts = 100000
+
+func (d *Delegator) rememberContext(req Request, spec registry.RemoteAgentSpec, contextID string) {
+	k := stickyKey(req, spec)
+	if k == "" || contextID == "" {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.contexts) < maxStickyContexts {
+		d.contexts[k] = contextID
+	}
+}
+
+// onCorrelated announces a parent tool call found after the delegation started.
+func (d *Delegator) onCorrelated(runID, delegationID, parentID string) {
+	d.mu.Lock()
+	f := d.active[delegationID]
+	d.mu.Unlock()
+	ev := delegation.DelegationEvent{RunID: runID, DelegationID: delegationID, ParentToolCallID: parentID, Kind: delegation.DelegationStatus, Status: delegation.StatusCorrelated, Time: time.Now()}
+	if f != nil {
+		f.publish(ev)
+		return
+	}
+	// Already finished: announce with what the audit log knows.
+	for _, r := range d.audit.ListRun(runID) {
+		if r.DelegationID == delegationID {
+			ev.AgentKey, ev.AgentName, ev.Protocol = r.AgentKey, r.AgentName, r.Protocol
+			ev.RemoteTaskID, ev.RemoteContextID = r.RemoteTaskID, r.RemoteContextID
+		}
+	}
+	d.bus.Publish(ev)
+}
+
+// startWatcher keeps cancelling a remote task whose cancellation was not
+// confirmed, until it is, attempts run out, or the delegator closes.
+func (d *Delegator) startWatcher(f *inflight) {
+	d.mu.Lock()
+	if d.closed || d.watchers[f.id] != nil || f.task == nil {
+		d.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(d.ctx)
+	d.watchers[f.id] = cancel
+	d.wg.Add(1)
+	d.mu.Unlock()
+	go func() {
+		defer d.wg.Done()
+		defer func() {
+			cancel()
+			d.mu.Lock()
+			delete(d.watchers, f.id)
+			d.mu.Unlock()
+		}()
+		wait := d.cfg.CleanupInterval
+		for i := 0; i < d.cfg.CleanupAttempts; i++ {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			if out := f.cancelRemote(ctx, "cleanup"); out == remote.CancelConfirmed || out == remote.CancelNotNeeded {
+				f.log.Info("remote task cancellation confirmed by cleanup watcher", "attempt", i+1)
+				return
+			}
+			wait = min(wait*2, 30*time.Second)
+		}
+		f.log.Warn("cleanup watcher gave up cancelling the remote task")
+	}()
+}
+
+// Close cancels every active delegation (cascading to the remote tasks,
+// bounded by CancelTimeout) and cleanup watcher, waits for them (bounded
+// by ctx) and releases the registry's connections.
+func (d *Delegator) Close(ctx context.Context) error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	for _, rs := range d.runs {
+		rs.cancel(errClosed)
+	}
+	d.mu.Unlock()
+	d.cancel()
+	err := d.waitIdle(ctx, &d.all)
+	d.wg.Wait()
+	d.reg.Close()
+	return err
+}

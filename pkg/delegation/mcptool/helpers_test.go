@@ -1,0 +1,37 @@
+package mcptool_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	env "github.com/seed0634/agentadaptor/internal/delegationenv"
+	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
+	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
+	"github.com/seed0634/agentadaptor/pkg/delegation/mcptool"
+	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
+)
+
+func TestMain(m *testing.M) {
+	scripted.MaybeRunAgent()
+	goleak.VerifyTestMain(m, dt.LeakOptions()...)
+}
+
+// mcpEnv is a delegator over fake remotes with its MCP server.
+type mcpEnv struct {
+	*env.Env
+	srv *mcptool.Server
+}
+
+// newEnv builds an mcpEnv for specs; both are closed when the test ends
+// (the MCP server first).
+func newEnv(t *testing.T, specs []registry.RemoteAgentSpec, mod ...func(*env.Config)) *mcpEnv {
+	t.Helper()
+	e := env.NewEnv(t, specs, mod...)
+	srv, err := mcptool.New(mcptool.Config{Delegator: e.D})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return &mcpEnv{Env: e, srv: srv}
+}

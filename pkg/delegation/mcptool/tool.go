@@ -1,0 +1,273 @@
+package mcptool
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/seed0634/agentadaptor/internal/sanitize"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"
+	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
+)
+
+func toolDescription(reg *registry.Registry) string {
+	var b strings.Builder
+	b.WriteString("Delegate a bounded task to a host-curated remote agent and wait for its structured result ")
+	b.WriteString("(status, summary, artifact references, remote task and context ids). The remote agent works in its own ")
+	b.WriteString("workspace with its own tools: put everything it needs in objective and input; local files are not shared. ")
+	b.WriteString("Its live progress is shown to the user separately. Name the agent by its registry key; URLs are never accepted.\n")
+	b.WriteString("Available agents:")
+	for _, k := range reg.Keys() {
+		spec, _ := reg.Spec(k)
+		fmt.Fprintf(&b, "\n- %s: %s", spec.Key, spec.DisplayName)
+		if spec.Description != "" {
+			b.WriteString(" — ")
+			b.WriteString(spec.Description)
+		}
+	}
+	return b.String()
+}
+
+// toolSchema is the strict JSON Schema of the tool input (docs/design.md#tool-contract).
+func toolSchema(keys []string, withAgent bool) map[string]any {
+	obj := func(props map[string]any, required ...string) map[string]any {
+		m := map[string]any{"type": "object", "additionalProperties": false, "properties": props}
+		if len(required) > 0 {
+			m["required"] = required
+		}
+		return m
+	}
+	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+	props := map[string]any{
+		"objective": str("The bounded task for the remote agent, stated so it can be done without further questions."),
+		"input": obj(map[string]any{
+			"prompt":  str("Detailed instructions for the remote agent."),
+			"context": str("Background the remote agent needs (it cannot see this conversation)."),
+			"artifacts": map[string]any{"type": "array", "maxItems": delegator.MaxInputArtifacts, "items": obj(map[string]any{
+				"name": str("Artifact name."),
+				"uri":  str("Artifact reference, e.g. a host://delegations/... URI from an earlier delegation result."),
+			}, "name", "uri")},
+		}),
+		"constraints": obj(map[string]any{
+			"timeout_seconds": map[string]any{"type": "integer", "minimum": 1, "description": "Upper bound on the delegation's duration; the host may lower it."},
+			"stream":          map[string]any{"type": "boolean", "description": "false to ask for a non-streaming remote task."},
+			"max_artifacts":   map[string]any{"type": "integer", "minimum": 1, "description": "Maximum number of remote artifacts to keep."},
+		}),
+	}
+	required := []string{"objective"}
+	if withAgent {
+		props["agent"] = str("Registry key of the remote agent: one of " + strings.Join(keys, ", ") + ".")
+		required = []string{"agent", "objective"}
+	}
+	return obj(props, required...)
+}
+
+// toolInput is the decoded delegate_to_agent input.
+type toolInput struct {
+	Agent       string                `json:"agent"`
+	Objective   string                `json:"objective"`
+	Input       *delegator.TaskInput  `json:"input,omitempty"`
+	Constraints *registry.Constraints `json:"constraints,omitempty"`
+}
+
+// shortcutInput is the input of a named shortcut: no agent field.
+type shortcutInput struct {
+	Objective   string                `json:"objective"`
+	Input       *delegator.TaskInput  `json:"input,omitempty"`
+	Constraints *registry.Constraints `json:"constraints,omitempty"`
+}
+
+// DecodeToolInput strictly decodes tool arguments into a Request (agent,
+// objective, input, constraints): unknown fields at any level (such as
+// endpoint_url), wrong types, trailing data and missing required fields are
+// invalid_input errors. fixedAgent, for a shortcut, is the agent key; the
+// input then must not name one.
+func DecodeToolInput(raw []byte, fixedAgent string) (delegator.Request, *delegation.DelegationError) {
+	bad := func(format string, args ...any) (delegator.Request, *delegation.DelegationError) {
+		return delegator.Request{}, &delegation.DelegationError{Code: delegation.CodeInvalidInput, Message: fmt.Sprintf(format, args...)}
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return bad("the arguments must be a JSON object with at least agent and objective")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var in toolInput
+	var err error
+	if fixedAgent == "" {
+		err = dec.Decode(&in)
+	} else {
+		var sc shortcutInput
+		err = dec.Decode(&sc)
+		in = toolInput{Agent: fixedAgent, Objective: sc.Objective, Input: sc.Input, Constraints: sc.Constraints}
+	}
+	if err == nil && dec.More() {
+		err = errors.New("trailing data after the arguments object")
+	}
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = errors.New("trailing data after the arguments object")
+		}
+	}
+	if err == nil {
+		// encoding/json matches names case-insensitively: insist on the
+		// exact snake_case names at every level.
+		top := toolFields
+		if fixedAgent != "" {
+			top = shortcutFields
+		}
+		if f := inexactKey(raw, top); f != "" {
+			err = fmt.Errorf("json: unknown field %q", f)
+		}
+	}
+	if err != nil {
+		msg := err.Error()
+		if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+			lf := strings.ToLower(f)
+			if strings.Contains(lf, "url") || strings.Contains(lf, "endpoint") || strings.Contains(lf, "token") || strings.Contains(lf, "auth") {
+				return bad("unknown field %s: remote agents are chosen by registry key only; URLs and credentials are never accepted", sanitize.Truncate(f, 80))
+			}
+			return bad("unknown field %s; allowed: agent, objective, input{prompt, context, artifacts[{name, uri}]}, constraints{timeout_seconds, stream, max_artifacts}", sanitize.Truncate(f, 80))
+		}
+		return bad("invalid arguments: %s", sanitize.Truncate(strings.TrimPrefix(msg, "json: "), 200))
+	}
+	req := delegator.Request{Agent: in.Agent, Objective: in.Objective}
+	if in.Input != nil {
+		req.Input = *in.Input
+	}
+	if in.Constraints != nil {
+		req.Constraints = *in.Constraints
+	}
+	if derr := delegator.ValidateRequest(&req); derr != nil {
+		return delegator.Request{}, derr
+	}
+	return req, nil
+}
+
+// Field sets of the tool input, for the exact-name check.
+var (
+	inputFields       = map[string]any{"prompt": nil, "context": nil, "artifacts": map[string]any{"name": nil, "uri": nil}}
+	constraintsFields = map[string]any{"timeout_seconds": nil, "stream": nil, "max_artifacts": nil}
+	toolFields        = map[string]any{"agent": nil, "objective": nil, "input": inputFields, "constraints": constraintsFields}
+	shortcutFields    = map[string]any{"objective": nil, "input": inputFields, "constraints": constraintsFields}
+)
+
+// inexactKey returns the first object key of raw (recursively, following
+// fields) that is not exactly one of the allowed names, or "".
+func inexactKey(raw []byte, fields map[string]any) string {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		var arr []json.RawMessage
+		if json.Unmarshal(raw, &arr) == nil {
+			for _, el := range arr {
+				if f := inexactKey(el, fields); f != "" {
+					return f
+				}
+			}
+		}
+		return ""
+	}
+	for k, v := range obj {
+		sub, ok := fields[k]
+		if !ok {
+			return k
+		}
+		if m, isObj := sub.(map[string]any); isObj {
+			if f := inexactKey(v, m); f != "" {
+				return f
+			}
+		}
+	}
+	return ""
+}
+
+// toolResult renders a Result as structuredContent plus the same JSON as
+// text; failures are isError results.
+func toolResult(r delegation.Result) *mcp.CallToolResult {
+	if r.Artifacts == nil {
+		r.Artifacts = []delegation.ResultArtifact{}
+	}
+	if r.Messages == nil {
+		r.Messages = []delegation.ResultMessage{}
+	}
+	b, _ := json.Marshal(r)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: r, IsError: r.Error != nil}
+}
+
+// progress forwards short, host-written status lines as MCP progress
+// notifications while the tool call is blocked. Remote text is never
+// forwarded (it must not enter the parent's context).
+type progress struct {
+	ch   chan string
+	done chan struct{}
+}
+
+func startProgress(ctx context.Context, req *mcp.CallToolRequest) *progress {
+	p := &progress{ch: make(chan string, 16), done: make(chan struct{})}
+	token := req.Params.GetProgressToken()
+	go func() {
+		defer close(p.done)
+		n := 0
+		for msg := range p.ch {
+			if token == nil || req.Session == nil || ctx.Err() != nil {
+				continue
+			}
+			n++
+			nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_ = req.Session.NotifyProgress(nctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: msg, Progress: float64(n)})
+			cancel()
+		}
+	}()
+	return p
+}
+
+func (p *progress) event(ev delegation.DelegationEvent) {
+	msg := progressText(ev)
+	if msg == "" {
+		return
+	}
+	select {
+	case p.ch <- msg:
+	default: // a slow client: progress is best effort
+	}
+}
+
+func (p *progress) stop() {
+	close(p.ch)
+	<-p.done
+}
+
+func progressText(ev delegation.DelegationEvent) string {
+	name := cmp.Or(ev.AgentName, ev.AgentKey)
+	switch ev.Kind {
+	case delegation.DelegationStarted:
+		return "Delegating to " + name
+	case delegation.DelegationStatus:
+		if ev.Status == delegation.StatusCorrelated {
+			return ""
+		}
+		return name + ": " + ev.Status
+	case delegation.DelegationTextStart:
+		return name + " is writing"
+	case delegation.DelegationArtifactCreated:
+		return name + " produced an artifact"
+	case delegation.DelegationInputRequired:
+		return name + " needs input from the user"
+	case delegation.DelegationFinished:
+		return name + ": completed"
+	case delegation.DelegationFailed:
+		return name + ": failed"
+	case delegation.DelegationCancelled:
+		return name + ": cancelled"
+	}
+	return ""
+}

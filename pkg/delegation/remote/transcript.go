@@ -1,0 +1,498 @@
+package remote
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/internal/sanitize"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation/artifact"
+)
+
+// Limits on remote text kept by a Transcript.
+const (
+	MaxSummaryBytes = 8 << 10
+	MaxMessageBytes = 4 << 10
+	MaxStatusText   = 2 << 10
+	maxMessages     = 20
+	maxTrackedTexts = 256
+	maxTrackedArts  = 1024
+	maxTextBytes    = 1 << 20
+)
+
+// Defaults of TranscriptConfig.
+const (
+	DefaultMaxArtifacts     = 32
+	DefaultMaxArtifactBytes = 1 << 20
+)
+
+// TranscriptConfig is the host policy a Transcript applies.
+type TranscriptConfig struct {
+	// AllowInput turns an input request into subagent.input_required
+	// (otherwise it is a status, and the delegator refuses it).
+	AllowInput bool
+	// MaxArtifactBytes bounds one artifact's content (DefaultMaxArtifactBytes).
+	MaxArtifactBytes int64
+	// MaxArtifacts bounds the artifacts stored (DefaultMaxArtifacts).
+	MaxArtifacts int
+	// Put stores a complete artifact and returns its host URI; nil keeps
+	// the metadata only.
+	Put func(meta artifact.Meta, content []byte) (uri string, err error)
+	// Secrets are scrubbed from every id the remote chooses before it is
+	// kept (nil: none).
+	Secrets *authref.Secrets
+}
+
+// Transcript is the protocol-neutral state of one delegation: the remote
+// task and context ids (as shown: secrets scrubbed, sanitised), its state,
+// the assistant text messages, the artifacts, the summary and the single
+// terminal event. A protocol's mapper drives it; the methods return the
+// delegation events to publish (identity fields are filled by the
+// delegator). It never panics on remote data and emits at most one terminal
+// event. Not safe for concurrent use: one delegation owns it.
+type Transcript struct {
+	cfg TranscriptConfig
+
+	taskID    string
+	contextID string
+	state     State
+	question  string
+
+	texts     map[string]*textMsg
+	textOrder []string
+
+	arts     map[string]*artAcc
+	artOrder []string
+	hostIDs  map[string]bool
+	listed   []delegation.ResultArtifact
+	stored   int
+
+	resultSummary string
+	finalText     string
+	statusMsgs    []string
+	terminal      delegation.DelegationEventKind
+	terminalError *delegation.DelegationError
+}
+
+type textMsg struct {
+	id      string
+	text    strings.Builder
+	started bool
+	ended   bool
+}
+
+type artAcc struct {
+	remoteID  string
+	meta      artifact.Meta
+	content   []byte
+	size      int64
+	tooLarge  bool
+	announced bool
+}
+
+// NewTranscript returns an empty transcript applying cfg.
+func NewTranscript(cfg TranscriptConfig) *Transcript {
+	if cfg.MaxArtifacts <= 0 {
+		cfg.MaxArtifacts = DefaultMaxArtifacts
+	}
+	if cfg.MaxArtifactBytes <= 0 {
+		cfg.MaxArtifactBytes = DefaultMaxArtifactBytes
+	}
+	return &Transcript{cfg: cfg, texts: map[string]*textMsg{}, arts: map[string]*artAcc{}, hostIDs: map[string]bool{}}
+}
+
+// Config returns the policy the transcript applies.
+func (t *Transcript) Config() TranscriptConfig { return t.cfg }
+
+// ShownID returns a remote-chosen id as the host shows it: known secrets
+// scrubbed, control characters dropped, at most 256 bytes.
+func (t *Transcript) ShownID(raw string) string {
+	return sanitize.Line(t.cfg.Secrets.Redact(raw), 256)
+}
+
+// Redact scrubs known secrets from remote text.
+func (t *Transcript) Redact(s string) string { return t.cfg.Secrets.Redact(s) }
+
+// SetTaskID records the remote task id (raw, as the remote sent it); the
+// first non-empty id wins.
+func (t *Transcript) SetTaskID(raw string) {
+	if raw != "" && t.taskID == "" {
+		t.taskID = t.ShownID(raw)
+	}
+}
+
+// ReplaceTaskID records a new remote task id (a follow-up run).
+func (t *Transcript) ReplaceTaskID(raw string) {
+	if raw != "" {
+		t.taskID = t.ShownID(raw)
+	}
+}
+
+// SetContextID records the remote context id (raw); later ids replace it.
+func (t *Transcript) SetContextID(raw string) {
+	if raw != "" {
+		t.contextID = t.ShownID(raw)
+	}
+}
+
+// TaskID returns the remote task id as shown ("" while unknown).
+func (t *Transcript) TaskID() string { return t.taskID }
+
+// ContextID returns the remote context id as shown ("" while unknown).
+func (t *Transcript) ContextID() string { return t.contextID }
+
+// SetState records the remote task's state.
+func (t *Transcript) SetState(s State) { t.state = s }
+
+// State returns the remote task's last known state.
+func (t *Transcript) State() State { return t.state }
+
+// SetQuestion records what the remote asked when it paused for input.
+func (t *Transcript) SetQuestion(q string) { t.question = q }
+
+// Question returns what the remote asked ("" if nothing).
+func (t *Transcript) Question() string { return t.question }
+
+// SetResultSummary records the remote's own structured summary of the
+// task; it wins over every other text in Summary.
+func (t *Transcript) SetResultSummary(s string) { t.resultSummary = sanitize.Text(s, MaxSummaryBytes) }
+
+// SetFinalText records the text that came with the terminal state (or a
+// direct reply that created no task).
+func (t *Transcript) SetFinalText(s string) { t.finalText = s }
+
+// AddStatusMessage remembers a status message (the last few are kept).
+func (t *Transcript) AddStatusMessage(s string) {
+	if len(t.statusMsgs) >= maxMessages {
+		t.statusMsgs = t.statusMsgs[1:]
+	}
+	t.statusMsgs = append(t.statusMsgs, s)
+}
+
+// Terminal returns the kind of the terminal event, "" while the
+// delegation is open.
+func (t *Transcript) Terminal() delegation.DelegationEventKind { return t.terminal }
+
+// TerminalError returns the error of the terminal event (nil on success).
+func (t *Transcript) TerminalError() *delegation.DelegationError { return t.terminalError }
+
+// message returns the text message of key, creating it; nil beyond the
+// tracking bound.
+func (t *Transcript) message(key string) *textMsg {
+	msg := t.texts[key]
+	if msg == nil {
+		if len(t.textOrder) >= maxTrackedTexts {
+			return nil
+		}
+		msg = &textMsg{id: key}
+		t.texts[key] = msg
+		t.textOrder = append(t.textOrder, key)
+	}
+	return msg
+}
+
+// appendText adds to a message's text, keeping its last maxTextBytes.
+func (m *textMsg) appendText(s string) {
+	m.text.WriteString(s)
+	if m.text.Len() > 2*maxTextBytes {
+		tail := m.text.String()[m.text.Len()-maxTextBytes:]
+		m.text.Reset()
+		m.text.WriteString(tail)
+	}
+}
+
+func (m *textMsg) String() string {
+	s := m.text.String()
+	if len(s) > maxTextBytes {
+		return s[len(s)-maxTextBytes:]
+	}
+	return s
+}
+
+// TextStart opens the text message key (a no-op when already open).
+func (t *Transcript) TextStart(key string) []delegation.DelegationEvent {
+	msg := t.message(key)
+	if msg == nil || msg.started {
+		return nil
+	}
+	msg.started = true
+	return []delegation.DelegationEvent{{Kind: delegation.DelegationTextStart, RemoteMessageID: msg.id}}
+}
+
+// TextDelta adds delta to the message key, opening it first if needed.
+func (t *Transcript) TextDelta(key, delta string) []delegation.DelegationEvent {
+	msg := t.message(key)
+	if msg == nil || msg.ended || delta == "" {
+		return nil
+	}
+	out := t.TextStart(key)
+	msg.appendText(delta)
+	return append(out, delegation.DelegationEvent{Kind: delegation.DelegationTextDelta, Delta: delta, RemoteMessageID: msg.id})
+}
+
+// TextEnd closes the message key (a no-op unless it is open).
+func (t *Transcript) TextEnd(key string) []delegation.DelegationEvent {
+	msg := t.texts[key]
+	if msg == nil || !msg.started || msg.ended {
+		return nil
+	}
+	msg.ended = true
+	return []delegation.DelegationEvent{{Kind: delegation.DelegationTextEnd, Text: sanitize.Truncate(msg.String(), MaxStatusText), RemoteMessageID: msg.id}}
+}
+
+// CloseTexts closes every open message.
+func (t *Transcript) CloseTexts() []delegation.DelegationEvent {
+	var out []delegation.DelegationEvent
+	for _, key := range t.textOrder {
+		out = append(out, t.TextEnd(key)...)
+	}
+	return out
+}
+
+// TextSnapshot handles a message whose content arrives as chunks that
+// either extend it (appendChunk) or restate it whole (a snapshot or a
+// replacement); last closes it. When stream is false the remote does not
+// really stream its text: no deltas are invented, the message as it stands
+// is reported in a subagent.status "message" event when it changed.
+func (t *Transcript) TextSnapshot(key, chunk string, appendChunk, last, snapshot, stream bool) []delegation.DelegationEvent {
+	msg := t.message(key)
+	if msg == nil {
+		return nil
+	}
+	var delta string
+	cur := msg.String()
+	switch {
+	case appendChunk:
+		delta = chunk
+		msg.appendText(chunk)
+	case strings.HasPrefix(chunk, cur):
+		// First chunk, or a snapshot/replacement that extends what we have.
+		delta = chunk[len(cur):]
+		msg.appendText(delta)
+	default:
+		// Diverging replacement: what was shown cannot be unsaid.
+		msg.text.Reset()
+		msg.appendText(chunk)
+	}
+	var out []delegation.DelegationEvent
+	if !stream {
+		if delta != "" || (!appendChunk && !snapshot && chunk != "") {
+			out = append(out, delegation.DelegationEvent{Kind: delegation.DelegationStatus, Status: "message",
+				Text: sanitize.Truncate(sanitize.Text(msg.String(), MaxMessageBytes), MaxStatusText), RemoteMessageID: msg.id})
+		}
+		return out
+	}
+	if msg.ended {
+		return nil
+	}
+	if !msg.started && (delta != "" || last) {
+		msg.started = true
+		out = append(out, delegation.DelegationEvent{Kind: delegation.DelegationTextStart, RemoteMessageID: msg.id})
+	}
+	if delta != "" {
+		out = append(out, delegation.DelegationEvent{Kind: delegation.DelegationTextDelta, Delta: delta, RemoteMessageID: msg.id})
+	}
+	if last && msg.started {
+		out = append(out, t.TextEnd(key)...)
+	}
+	return out
+}
+
+// MessageText is one assistant message of the transcript.
+type MessageText struct {
+	ID   string
+	Text string
+}
+
+// TextsSince returns the assistant messages from the n-th on (in order)
+// and the count to pass next time.
+func (t *Transcript) TextsSince(n int) ([]MessageText, int) {
+	var out []MessageText
+	for _, id := range t.textOrder[min(n, len(t.textOrder)):] {
+		out = append(out, MessageText{ID: id, Text: t.texts[id].String()})
+	}
+	return out, len(t.textOrder)
+}
+
+// Accumulated returns the assistant text of every message, in order,
+// separated by blank lines and bounded.
+func (t *Transcript) Accumulated() string {
+	var parts []string
+	for _, id := range t.textOrder {
+		if s := strings.TrimSpace(t.texts[id].String()); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return sanitize.Truncate(sanitize.Text(strings.Join(parts, "\n\n"), MaxSummaryBytes), MaxSummaryBytes)
+}
+
+// ArtifactPart is a chunk of a remote artifact.
+type ArtifactPart struct {
+	// RemoteID is the remote's artifact id (raw); Name and MimeType its
+	// metadata (untrusted; sanitised here).
+	RemoteID, Name, MimeType string
+	// Content is this chunk's bytes.
+	Content []byte
+	// Append: the chunk extends what was received so far; otherwise it
+	// replaces it (a new version of the artifact).
+	Append bool
+	// Last: the artifact is complete.
+	Last bool
+	// Snapshot: the artifact is complete and may have been announced
+	// already (a task snapshot restating it).
+	Snapshot bool
+}
+
+// Artifact handles a chunk of a remote artifact. The artifact is announced
+// (subagent.artifact, stored through TranscriptConfig.Put) when it is
+// complete or as soon as it exceeds the size policy; a replacement of an
+// announced artifact is announced again.
+func (t *Transcript) Artifact(p ArtifactPart) []delegation.DelegationEvent {
+	rid := t.Redact(p.RemoteID)
+	acc := t.arts[rid]
+	if acc == nil {
+		if len(t.artOrder) >= maxTrackedArts {
+			return nil
+		}
+		meta := artifact.SanitizeMeta(rid, t.Redact(p.Name), p.MimeType)
+		if meta.MimeType == "" {
+			meta.MimeType = "text/plain"
+		}
+		meta.ID = t.uniqueHostID(meta.ID)
+		acc = &artAcc{remoteID: rid, meta: meta}
+		t.arts[rid] = acc
+		t.artOrder = append(t.artOrder, rid)
+	}
+	if acc.announced && !p.Append && !p.Snapshot {
+		acc.announced, acc.content, acc.size, acc.tooLarge = false, nil, 0, false
+	}
+	if acc.announced {
+		return nil
+	}
+	if !p.Append {
+		acc.content, acc.size, acc.tooLarge = nil, 0, false
+	}
+	acc.size += int64(len(p.Content))
+	if acc.tooLarge || acc.size > t.cfg.MaxArtifactBytes {
+		acc.tooLarge, acc.content = true, nil
+	} else {
+		acc.content = append(acc.content, p.Content...)
+	}
+	if acc.tooLarge || p.Last || p.Snapshot {
+		return t.announce(acc)
+	}
+	return nil
+}
+
+func (t *Transcript) uniqueHostID(id string) string {
+	if id == "" {
+		id = "artifact"
+	}
+	base, n := id, 1
+	for t.hostIDs[id] || id == ReservedArtifactID {
+		n++
+		id = sanitize.ID(sanitize.Truncate(base, 56) + "-" + fmt.Sprint(n))
+	}
+	t.hostIDs[id] = true
+	return id
+}
+
+// ReservedArtifactID is never used as a host artifact id: it names the
+// remote's structured result (see pkg/bridges/a2a).
+const ReservedArtifactID = "agent-adaptor-result"
+
+func (t *Transcript) announce(acc *artAcc) []delegation.DelegationEvent {
+	acc.announced = true
+	art := &delegation.DelegationArtifact{ID: acc.meta.ID, Name: acc.meta.Name, MimeType: acc.meta.MimeType, SizeBytes: acc.size}
+	switch {
+	case acc.tooLarge:
+		art.Error = &delegation.DelegationError{Code: delegation.CodeArtifactTooLarge, Message: fmt.Sprintf("artifact %q exceeds the host limit of %d bytes; it was not stored", acc.meta.Name, t.cfg.MaxArtifactBytes)}
+	case t.stored >= t.cfg.MaxArtifacts:
+		art.Error = &delegation.DelegationError{Code: delegation.CodeArtifactTooLarge, Message: fmt.Sprintf("more than %d artifacts; %q was not stored", t.cfg.MaxArtifacts, acc.meta.Name)}
+	case t.cfg.Put != nil:
+		uri, err := t.cfg.Put(acc.meta, acc.content)
+		if err != nil {
+			art.Error = &delegation.DelegationError{Code: delegation.CodeArtifactTooLarge, Message: fmt.Sprintf("artifact %q could not be stored: host artifact store is full", acc.meta.Name)}
+		} else {
+			art.URI = uri
+			t.stored++
+		}
+	}
+	acc.content = nil // stored out of band; never kept in memory twice
+	if len(t.listed) < maxTrackedArts {
+		t.listed = append(t.listed, delegation.ResultArtifact{ID: art.ID, Name: art.Name, MimeType: art.MimeType, URI: art.URI, Error: art.Error})
+	}
+	return []delegation.DelegationEvent{{Kind: delegation.DelegationArtifactCreated, Artifact: art, RemoteArtifactID: sanitize.ID(acc.remoteID)}}
+}
+
+// Finish closes open text messages, announces pending artifacts and
+// returns the terminal event, once: later calls return nil.
+func (t *Transcript) Finish(kind delegation.DelegationEventKind, derr *delegation.DelegationError) []delegation.DelegationEvent {
+	if t.terminal != "" {
+		return nil
+	}
+	out := t.CloseTexts()
+	for _, rid := range t.artOrder {
+		if acc := t.arts[rid]; !acc.announced && (acc.size > 0 || acc.tooLarge) {
+			out = append(out, t.announce(acc)...)
+		}
+	}
+	t.terminal, t.terminalError = kind, derr
+	status := map[delegation.DelegationEventKind]string{delegation.DelegationFinished: "completed", delegation.DelegationFailed: "failed", delegation.DelegationCancelled: "cancelled"}[kind]
+	if derr != nil && derr.Code == delegation.CodeCancelPending {
+		status = "cancel_pending"
+	}
+	return append(out, delegation.DelegationEvent{Kind: kind, Status: status, Text: sanitize.Truncate(t.Summary(), MaxStatusText), Error: derr})
+}
+
+// Summary is the concise text for the parent: the remote's structured
+// summary, else the final status text, else the last assistant message,
+// else the last status message.
+func (t *Transcript) Summary() string {
+	if t.resultSummary != "" {
+		return t.resultSummary
+	}
+	if t.finalText != "" {
+		return sanitize.Truncate(t.finalText, MaxSummaryBytes)
+	}
+	for i := len(t.textOrder) - 1; i >= 0; i-- {
+		if s := t.texts[t.textOrder[i]].String(); s != "" {
+			return sanitize.Truncate(sanitize.Text(s, MaxSummaryBytes), MaxSummaryBytes)
+		}
+	}
+	if n := len(t.statusMsgs); n > 0 {
+		return t.statusMsgs[n-1]
+	}
+	return ""
+}
+
+// Messages returns the remote's final assistant message only: its earlier
+// messages are progress, which the UI streams live and which never reaches
+// the parent model's context.
+func (t *Transcript) Messages() []delegation.ResultMessage {
+	final := t.finalText
+	if final == "" && len(t.textOrder) > 0 {
+		final = sanitize.Text(t.texts[t.textOrder[len(t.textOrder)-1]].String(), MaxMessageBytes)
+	}
+	if final == "" {
+		return []delegation.ResultMessage{}
+	}
+	return []delegation.ResultMessage{{Role: "assistant", Text: final}}
+}
+
+// Artifacts returns the artifacts announced so far, in order.
+func (t *Transcript) Artifacts() []delegation.ResultArtifact {
+	out := make([]delegation.ResultArtifact, len(t.listed))
+	copy(out, t.listed)
+	return out
+}
+
+// Suffix formats remote text as the end of an error message: ": text", or
+// "." when there is none.
+func Suffix(text string) string {
+	if text == "" {
+		return "."
+	}
+	return ": " + sanitize.Truncate(text, 500)
+}

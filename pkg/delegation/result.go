@@ -1,0 +1,63 @@
+package delegation
+
+// Remote protocols a delegation can use (the "protocol" of an event, a
+// result's remote_protocol, a registry entry's protocol).
+const (
+	ProtocolA2A  = "a2a"
+	ProtocolAGUI = "agui"
+)
+
+// Result statuses (the "status" of a [Result]).
+const (
+	StatusCompleted     = "completed"
+	StatusFailed        = "failed"
+	StatusCancelled     = "cancelled"
+	StatusInputRequired = "input_required"
+)
+
+// Result is the structured tool result the parent model receives for one
+// delegation (docs/design.md#tool-contract): the remote's answer in a few
+// fields, never its progress. Error is set iff the delegation did not
+// complete. The JSON field names are part of the tool contract.
+type Result struct {
+	DelegationID    string           `json:"delegation_id"`
+	Agent           string           `json:"agent"`
+	RemoteProtocol  string           `json:"remote_protocol"`
+	RemoteTaskID    string           `json:"remote_task_id"`
+	RemoteContextID string           `json:"remote_context_id"`
+	Status          string           `json:"status"`
+	Summary         string           `json:"summary"`
+	Artifacts       []ResultArtifact `json:"artifacts"`
+	Messages        []ResultMessage  `json:"messages"`
+	RawTask         *RawTask         `json:"raw_task,omitempty"`
+	Error           *DelegationError `json:"error,omitempty"`
+}
+
+// ResultArtifact references a stored remote artifact. Error is set (and
+// URI empty) when the artifact was not stored, e.g. artifact_too_large.
+type ResultArtifact struct {
+	ID       string           `json:"id"`
+	Name     string           `json:"name"`
+	MimeType string           `json:"mime_type"`
+	URI      string           `json:"uri"`
+	Error    *DelegationError `json:"error,omitempty"`
+}
+
+// ResultMessage is one remote message carried in a result.
+type ResultMessage struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+// RawTask identifies the remote task for audit and replay.
+type RawTask struct {
+	Provider string `json:"provider"`
+	TaskID   string `json:"task_id"`
+}
+
+// FailedResult returns the result of a delegation that failed before it
+// reached a remote agent: status failed, empty lists, and err.
+func FailedResult(delegationID, agent, protocol string, err *DelegationError) Result {
+	return Result{DelegationID: delegationID, Agent: agent, RemoteProtocol: protocol, Status: StatusFailed,
+		Artifacts: []ResultArtifact{}, Messages: []ResultMessage{}, Error: err}
+}
