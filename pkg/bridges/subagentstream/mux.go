@@ -211,10 +211,13 @@ func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamP
 			timer.Stop()
 		}
 	}()
+	// The parent's RUN_STARTED opens the stream: delegation events wait on
+	// the bus until the first parent event was translated.
+	started := false
 	for !tr.Done() || len(s.held) > 0 {
 		// Delegation events published before a parent event was even
 		// produced must come first: drain the bus before each parent event.
-		drained := false
+		drained := !started
 		for !drained {
 			select {
 			case ev, ok := <-bus:
@@ -241,8 +244,13 @@ func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamP
 		if tr.Done() {
 			in = nil
 		}
+		busC := bus
+		if !started {
+			busC = nil
+		}
 		select {
 		case p, ok := <-in:
+			started = true
 			if !ok {
 				payloads = nil
 				for _, ev := range tr.Close(agui.CodeStreamEnded, "") {
@@ -253,7 +261,7 @@ func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamP
 			for _, ev := range tr.Translate(p) {
 				s.onParent(ev)
 			}
-		case ev, ok := <-bus:
+		case ev, ok := <-busC:
 			if !ok {
 				bus = nil
 				continue

@@ -3,6 +3,7 @@ package subagentstream_test
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -401,5 +402,31 @@ func TestUnknownKindsIgnoredByPolicy(t *testing.T) {
 	frames := readAll(t, sub)
 	if findLabel(frames, "CUSTOM(subagent.telemetry)") >= 0 {
 		t.Fatalf("unknown kind forwarded despite IgnoreUnknown")
+	}
+}
+
+// A delegation may publish before the mux read the parent's first event (a
+// fast tool call, a slow UI): the parent's RUN_STARTED still opens the
+// stream, and the delegation's events follow it.
+func TestRunStartedOpensTheStreamEvenWhenDelegationEventsCameFirst(t *testing.T) {
+	for i := range 20 {
+		a := &shellParent{dir: t.TempDir()}
+		h := startParent(t, a, a.script(agentadaptor.StreamPayload{Kind: agentadaptor.KindTextDelta, MessageID: "m", Delta: "answer"}))
+		bus := delegation.NewMemoryBus()
+		p := newPub(bus, h.RunID(), "del-1", "")
+		p.send(delegation.DelegationStarted)
+		p.send(delegation.DelegationFinished)
+		hub := subagentstream.NewHub(bus, subagentstream.HubOptions{})
+		st := hub.Start(h, "thread-1", fmt.Sprint("run-", i))
+		sub, err := st.Subscribe(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := readAll(t, sub)
+		hub.Close()
+		if len(fs) == 0 || fs[0].Type != "RUN_STARTED" {
+			t.Fatalf("iteration %d: the stream opens with %v", i, labels(fs))
+		}
+		verifyGo(t, fs)
 	}
 }
