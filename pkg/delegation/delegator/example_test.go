@@ -50,9 +50,9 @@ func (t *scriptedTask) Start(context.Context) error {
 }
 
 func (t *scriptedTask) Answer(ctx context.Context, _ string) error { return t.Start(ctx) }
-func (t *scriptedTask) CanRecover(error) bool                     { return false }
-func (t *scriptedTask) Recover(context.Context) error             { return nil }
-func (t *scriptedTask) ContextID() string                         { return "ctx-1" }
+func (t *scriptedTask) CanRecover(error) bool                      { return false }
+func (t *scriptedTask) Recover(context.Context) error              { return nil }
+func (t *scriptedTask) ContextID() string                          { return "ctx-1" }
 func (t *scriptedTask) Cancel(context.Context, map[string]any) remote.CancelOutcome {
 	return remote.CancelConfirmed
 }
