@@ -1,5 +1,5 @@
 // Package subagentstream merges a parent run's AG-UI events with the run's
-// delegation events into one ordered AG-UI stream (SPEC §10, §17, §18): the
+// delegation events into one ordered AG-UI stream (docs/design.md#stream-modes): the
 // remote agent's progress appears inside the parent's single SSE stream,
 // nested under the parent tool call that delegated to it, and survives slow
 // consumers and browser reconnects.
@@ -9,7 +9,7 @@
 // A [Stream] owns one merge goroutine per run. Parent events pass unchanged
 // (they are the pkg/bridges/agui translation of the run's payloads);
 // delegation events become CUSTOM subagent.* events whose value has the
-// DESIGN §3 camelCase shape ([Value]), or, by [Mode], AG-UI 1.x
+// camelCase shape of docs/design.md#subagent-wire-shape ([Value]), or, by [Mode], AG-UI 1.x
 // SUBAGENT_STARTED/FINISHED/ERROR or tool-nested events. One global cursor
 // per run is assigned here and is the SSE id of every frame.
 //
@@ -42,7 +42,7 @@
 // terminal event is never replayed partially. Malformed cursors are 400,
 // unknown runs or cursors 404, a complete stream 204.
 //
-// # Backpressure (SPEC §17)
+// # Backpressure (docs/design.md#backpressure)
 //
 // Each [Subscriber] has its own queue. Critical and structural frames are
 // never dropped; repeated statuses are de-duplicated at the mux; under a
@@ -52,5 +52,6 @@
 // and per subscriber.
 //
 // This package must not import concrete adapters (pkg/adapters/*); it reads
-// delegation events only through delegation.EventBus.
+// delegation events only through pkg/delegation's EventBus, and depends on
+// no remote protocol, no MCP and no other delegation package.
 package subagentstream

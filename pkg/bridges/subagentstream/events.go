@@ -10,7 +10,7 @@ import (
 )
 
 // The standard AG-UI 1.x subagent lifecycle events, which the AG-UI Go SDK
-// of DESIGN §4 does not define yet.
+// this module uses does not define yet.
 const (
 	EventSubagentStarted  events.EventType = "SUBAGENT_STARTED"
 	EventSubagentFinished events.EventType = "SUBAGENT_FINISHED"
@@ -121,7 +121,8 @@ func (e *AttributedCustomEvent) Validate() error {
 // ToJSON implements events.Event.
 func (e *AttributedCustomEvent) ToJSON() ([]byte, error) { return json.Marshal(e) }
 
-// Value returns the camelCase wire value of a delegation event (DESIGN §3):
+// Value returns the camelCase wire value of a delegation event
+// (docs/design.md#subagent-wire-shape):
 // runId, parentToolCallId, delegationId, agentKey, agentName, protocol,
 // remoteTaskId, remoteContextId, messageId, and the kind's own field(s):
 // delta | text | status | artifact{id,name,mimeType,uri,sizeBytes} |

@@ -19,7 +19,8 @@ type Mode int
 
 const (
 	// ModeCustom (the default) renders every delegation event as an AG-UI
-	// CUSTOM event named subagent.* with the DESIGN §3 value. Valid under
+	// CUSTOM event named subagent.* with the value of
+	// docs/design.md#subagent-wire-shape. Valid under
 	// @ag-ui/core 1.0.0 and 0.0.59.
 	ModeCustom Mode = iota
 	// ModeStandard renders the lifecycle as AG-UI 1.x SUBAGENT_STARTED /

@@ -22,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 type P = agentadaptor.StreamPayload
 
-// happyPath runs the SPEC §20.5 happy path: the parent calls
+// happyPath runs the golden happy path (docs/design.md#testing): the parent calls
 // delegate_to_agent, the remote streams text and an artifact and finishes,
 // then the parent gets the tool result and answers.
 func happyPath(t *testing.T, mode subagentstream.Mode, strong bool) []*subagentstream.Frame {
@@ -67,7 +67,7 @@ func happyPath(t *testing.T, mode subagentstream.Mode, strong bool) []*subagents
 func TestGoldenHappyPath(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	frames := happyPath(t, subagentstream.ModeCustom, true)
-	// The SPEC §20.5 order, on the events it lists (it elides the parent's
+	// The golden order, on the events it lists (it elides the parent's
 	// TOOL_CALL_ARGS/END, which the AG-UI translation always adds).
 	want := []string{
 		"RUN_STARTED",
@@ -112,7 +112,8 @@ func TestGoldenHappyPath(t *testing.T) {
 	}
 }
 
-// assertSpecVerifier applies the SPEC §20.5 verifier assertions.
+// assertSpecVerifier applies the verifier assertions of the golden
+// transcripts (docs/design.md#guarantees).
 func assertSpecVerifier(t *testing.T, frames []*subagentstream.Frame) {
 	t.Helper()
 	if label(frames[0]) != "RUN_STARTED" {

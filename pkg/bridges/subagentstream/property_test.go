@@ -15,7 +15,7 @@ import (
 
 // TestMuxProperties drives random delegation event sequences (missing
 // started, duplicate and late terminals, unknown kinds, interleaved
-// delegations and messages) through a real stream and checks SPEC §22:
+// delegations and messages) through a real stream and checks the properties of docs/design.md#guarantees:
 // at most one terminal per delegation, a started event visible before it,
 // strictly increasing cursors, and per-(delegation, message) delta order.
 func TestMuxProperties(t *testing.T) {

@@ -238,7 +238,7 @@ func (p *parentHarness) close() {
 }
 
 // TestEndToEndRealPathContracts runs a scripted parent through the real
-// path and checks the SPEC §20.2 contracts: RawStreams hold no A2A wire
+// path and checks the contracts of docs/design.md#layering: RawStreams hold no A2A wire
 // data, remote artifacts are referenced (never appended to Output), the
 // parent receives only the final structured result, and strong
 // correlation ties every event to the parent's tool call.

@@ -23,7 +23,8 @@ import (
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
 )
 
-// TestFeatures runs the SPEC §19 scenarios (features/*.feature) through
+// TestFeatures runs the delegation scenarios (features/*.feature,
+// docs/design.md#testing) through
 // the real MCP path; see parentHarness.
 func TestFeatures(t *testing.T) {
 	suite := godog.TestSuite{

@@ -1,5 +1,5 @@
 // The pure event reducer: (state, action) -> state. It turns the host's AG-UI
-// stream (parent events plus CUSTOM subagent.* events, DESIGN §3 / SPEC §10)
+// stream (parent events plus CUSTOM subagent.* events, docs/design.md#subagent-wire-shape)
 // into the view model the UI renders. It never mutates its input, so React can
 // compare references, and it is idempotent over replays:
 //

@@ -78,7 +78,7 @@ export interface DelegationView {
   order: number;
 }
 
-/** The structured delegate_to_* tool result (SPEC §11, snake_case). */
+/** The structured delegate_to_* tool result (docs/design.md#tool-contract, snake_case). */
 export interface DelegationResult {
   delegation_id?: string;
   agent?: string;

@@ -1,4 +1,4 @@
-Feature: SSE reconnect keeps the nested subagent consistent (SPEC §19 scenario 7)
+Feature: SSE reconnect keeps the nested subagent consistent (docs/design.md#replay-and-reconnect)
 
   Scenario: UI reconnects while remote delegation is active
     Given a remote delegation is active and streaming
