@@ -277,6 +277,7 @@ func TestRecoverFinishedTaskPolls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	awaitExecutionGone(ctx, t, c, res.Task.ID)
 	rep, err := client.RecoverTask(ctx, c, res.Task.ID, client.RecoverOptions{Tenant: "acme", HistoryLength: intp(0)})
 	if err != nil {
 		t.Fatalf("RecoverTask: %v", err)
@@ -292,6 +293,34 @@ func TestRecoverFinishedTaskPolls(t *testing.T) {
 	rep, err = client.RecoverTask(ctx, c, "missing", client.RecoverOptions{InitialBackoff: time.Millisecond})
 	if !errors.Is(err, client.ErrNotFound) || rep.Outcome != client.RecoveryFailed {
 		t.Fatalf("missing task: %v %+v", err, rep)
+	}
+}
+
+// awaitExecutionGone returns once the agent has no active execution for the
+// task, which is what makes recovery poll instead of resubscribe.
+//
+// A blocking Send does not wait for that: a2a-go's server answers it as soon
+// as it has stored and broadcast the terminal event, and only then, on the
+// execution's own goroutine, unregisters the execution. A SubscribeToTask
+// that arrives in between attaches to the finishing execution and gets the
+// terminal task snapshot, so recovery ends "resubscribed". The server's
+// answer to SubscribeToTask is the only observable form of that condition, so
+// ask it until it says not found; every probe that lands in the window is a
+// complete exchange (snapshot, then end of stream), so no probe is left open.
+func awaitExecutionGone(ctx context.Context, t *testing.T, c *client.Client, id client.TaskID) {
+	t.Helper()
+	for {
+		s, err := c.Subscribe(ctx, client.SubscribeRequest{TaskID: id})
+		if errors.Is(err, client.ErrNotFound) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("Subscribe while waiting for the execution to end: %v", err)
+		}
+		collect(t, s)
+		if !s.Terminal() {
+			t.Fatalf("the finished task's execution streamed state %s, err %v", s.State(), s.Err())
+		}
 	}
 }
 
