@@ -122,17 +122,23 @@ func TestSendReturnImmediatelyThenPoll(t *testing.T) {
 	if r := f.RequestsFor("SendMessage"); len(r) != 1 || !r[0].ReturnImmediately {
 		t.Fatalf("ReturnImmediately did not reach the wire: %+v", r)
 	}
+	// The task is parked on AwaitRelease, so it has an active execution:
+	// subscribe now and let its terminal event say when a poll must see the
+	// final state, instead of polling on a timer.
+	sub, err := c.Subscribe(ctx, client.SubscribeRequest{TaskID: res.Task.ID})
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
 	f.Release(res.Task.ID)
-	var last *client.Task
-	for i := 0; i < 200; i++ {
-		last, err = c.GetTask(ctx, client.GetTaskRequest{TaskID: res.Task.ID})
-		if err != nil {
-			t.Fatalf("GetTask: %v", err)
-		}
-		if client.IsTerminal(last.Status.State) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	collect(t, sub)
+	if sub.Err() != nil || !sub.Terminal() {
+		t.Fatalf("subscription: state %s, err %v", sub.State(), sub.Err())
+	}
+	// a2a-go stores an event before it broadcasts it, so the poll that
+	// follows the terminal event sees the terminal state.
+	last, err := c.GetTask(ctx, client.GetTaskRequest{TaskID: res.Task.ID})
+	if err != nil {
+		t.Fatalf("GetTask: %v", err)
 	}
 	if last.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("final state %s", last.Status.State)
@@ -562,12 +568,27 @@ func TestStreamCloseFromAnotherGoroutine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The script hangs after "working": once the consumer has seen it, its
+	// next Next can only end through Close.
+	working, closed := make(chan struct{}), make(chan struct{})
 	go func() {
-		time.Sleep(50 * time.Millisecond)
+		defer close(closed)
+		<-working
 		_ = s.Close()
 	}()
+	sawWorking := false
 	for s.Next() {
+		if s.State() == a2a.TaskStateWorking && !sawWorking {
+			sawWorking = true
+			close(working)
+		}
 	}
+	if !sawWorking {
+		close(working)
+		<-closed
+		t.Fatalf("the stream ended before the working state (state %s, err %v)", s.State(), s.Err())
+	}
+	<-closed
 	if s.Err() != nil {
 		t.Fatalf("Close should end the stream without error, got %v", s.Err())
 	}
