@@ -16,6 +16,9 @@
 //     a bearer token only to the card's own origin ([ResolveAuthRef]); the
 //     mechanics are internal/authref's, shared with pkg/clients/agui.
 //   - One typed error, [*Error], whose [Kind] says what the caller can do.
+//     The type, the kinds and the sentinels are pkg/clients/clienterr's,
+//     shared with pkg/clients/agui; the classification of a2a-go, HTTP and
+//     network failures, the "a2a:" prefix and the hints are this package's.
 //
 // It must not decide delegation policy (timeouts per agent, artifact limits,
 // input-required handling, retries beyond a single recovery), and it must not

@@ -31,18 +31,21 @@
 //   - One typed error, [*Error], whose [Kind] says what the caller can do
 //     (unavailable, rejected, unauthorized, not found, protocol, timeout,
 //     canceled, interrupted), matched with errors.Is and the Err* sentinels.
+//     The type, the kinds and the sentinels are pkg/clients/clienterr's,
+//     shared with pkg/clients/a2a; which HTTP status or failure is which
+//     kind, the "agui:" prefix and the hints are this package's.
 //
 // It must not decide delegation policy (which agent, timeouts per agent,
 // retries, artifact limits) and must not produce UI or delegation events
 // (DelegationEvent, subagent.* CUSTOM events, StreamPayload): callers read
 // the SDK event values this package hands out and map them themselves
 // (SPEC §9, "Remote AG-UI to DelegationEvent"). It imports the AG-UI Go SDK,
-// internal/authref and the standard library only: never pkg/hosttools,
-// pkg/adapters, the bridges or pkg/clients/a2a.
+// internal/authref, pkg/clients/clienterr and the standard library only:
+// never pkg/hosttools, pkg/adapters, the bridges or pkg/clients/a2a.
 //
 // The credential handling (auth references, [Credential], the origin-bound
 // transport and redirect policy, redaction) lives in internal/authref,
 // shared with pkg/clients/a2a without pulling the A2A SDK into AG-UI
 // callers; [Credential] and [AuthRefError] are aliases of its types, while
-// [ErrInvalidAuthRef] and the "agui:" error prefix stay this package's own.
+// [ErrInvalidAuthRef] stays this package's own.
 package agui
