@@ -38,8 +38,9 @@
 // It must not decide delegation policy (which agent, timeouts per agent,
 // retries, artifact limits) and must not produce UI or delegation events
 // (DelegationEvent, subagent.* CUSTOM events, StreamPayload): callers read
-// the SDK event values this package hands out and map them themselves
-// (SPEC §9, "Remote AG-UI to DelegationEvent"). It imports the AG-UI Go SDK,
+// the SDK event values this package hands out and map them themselves, as
+// the host's mapping of remote AG-UI events to delegation events does
+// (docs/design.md#event-mapping). It imports the AG-UI Go SDK,
 // internal/authref, pkg/clients/clienterr and the standard library only:
 // never pkg/hosttools, pkg/adapters, the bridges or pkg/clients/a2a.
 //
