@@ -2,6 +2,30 @@
 // on a remote AG-UI endpoint and reads the run's event stream. Importers
 // alias it aguiclient (pkg/bridges/agui is the other "agui").
 //
+// Typical use: run the remote agent on one message and read its events up
+// to the terminal one.
+//
+//	c, err := aguiclient.New(aguiclient.Options{
+//		EndpointURL: "https://agent.example/agui", AuthRef: "env:AGENT_TOKEN"})
+//	if err != nil {
+//		return err // an option error or *aguiclient.AuthRefError
+//	}
+//	defer c.Close()
+//	s, err := c.Run(ctx, aguiclient.Input{Text: "summarise the report"})
+//	if err != nil {
+//		return err // *aguiclient.Error: see aguiclient.KindOf
+//	}
+//	defer s.Close()
+//	for s.Next() {
+//		if ev, ok := s.Event().(*events.TextMessageContentEvent); ok {
+//			fmt.Print(ev.Delta)
+//		}
+//	}
+//	if err := s.Err(); err != nil {
+//		return err // e.g. ErrInterrupted: the run's outcome is unknown
+//	}
+//	// s.Terminal() is the RUN_FINISHED or RUN_ERROR event
+//
 // It owns the AG-UI wire handling on the calling side and nothing else:
 //
 //   - The request ([Client.Run]): a POST of an AG-UI RunAgentInput JSON
