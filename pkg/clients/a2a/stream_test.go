@@ -3,6 +3,7 @@ package a2a_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func TestStreamingHappyPath(t *testing.T) {
 			if err := s.Err(); err != nil {
 				t.Fatalf("stream err: %v", err)
 			}
-			var text string
+			var text strings.Builder
 			var sawWorking, sawReport bool
 			for _, ev := range evs {
 				switch e := ev.(type) {
@@ -62,15 +63,15 @@ func TestStreamingHappyPath(t *testing.T) {
 					}
 				case *a2a.TaskArtifactUpdateEvent:
 					if e.Artifact.Name == fakea2a.AssistantOutput {
-						text += client.TextOf(e.Artifact.Parts)
+						text.WriteString(client.TextOf(e.Artifact.Parts))
 					}
 					if e.Artifact.Name == "report.md" {
 						sawReport = true
 					}
 				}
 			}
-			if !sawWorking || !sawReport || text != "Hello" {
-				t.Fatalf("working=%v report=%v text=%q events=%d", sawWorking, sawReport, text, len(evs))
+			if !sawWorking || !sawReport || text.String() != "Hello" {
+				t.Fatalf("working=%v report=%v text=%q events=%d", sawWorking, sawReport, text.String(), len(evs))
 			}
 			if got := terminalCount(evs); got != 1 || !s.Terminal() || s.State() != a2a.TaskStateCompleted {
 				t.Fatalf("terminals=%d state=%s", got, s.State())
@@ -157,7 +158,7 @@ func TestGetTaskTenantAndHistoryReachServer(t *testing.T) {
 			if err != nil || res.Task == nil {
 				t.Fatalf("Send: %v %+v", err, res)
 			}
-			task, err := c.GetTask(ctx, client.GetTaskRequest{TaskID: res.Task.ID, Tenant: "acme", HistoryLength: intp(1)})
+			task, err := c.GetTask(ctx, client.GetTaskRequest{TaskID: res.Task.ID, Tenant: "acme", HistoryLength: new(1)})
 			if err != nil {
 				t.Fatalf("GetTask: %v", err)
 			}
@@ -284,7 +285,7 @@ func TestRecoverFinishedTaskPolls(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaitExecutionGone(ctx, t, c, res.Task.ID)
-	rep, err := client.RecoverTask(ctx, c, res.Task.ID, client.RecoverOptions{Tenant: "acme", HistoryLength: intp(0)})
+	rep, err := client.RecoverTask(ctx, c, res.Task.ID, client.RecoverOptions{Tenant: "acme", HistoryLength: new(0)})
 	if err != nil {
 		t.Fatalf("RecoverTask: %v", err)
 	}
