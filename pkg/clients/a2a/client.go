@@ -227,7 +227,13 @@ type SendRequest struct {
 
 // SendResult is the answer to a Send: exactly one of Task and Message is set.
 type SendResult struct {
-	Task    *Task
+	// Task is the task the message created or continued, as the agent
+	// reported it when the call returned: terminal or interrupted
+	// (input-required, auth-required), or as created when
+	// ReturnImmediately was set.
+	Task *Task
+	// Message is the agent's direct reply when it answered without
+	// creating a task.
 	Message *Message
 }
 

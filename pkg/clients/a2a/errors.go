@@ -113,6 +113,8 @@ type CardError struct {
 	Problem string
 }
 
+// Error says which field of the card is wrong and how, e.g. `invalid agent
+// card: field "name": missing`.
 func (e *CardError) Error() string {
 	if e.Field == "" {
 		return "invalid agent card: " + e.Problem
