@@ -277,19 +277,36 @@ func TestStreamDropThenRecover(t *testing.T) {
 
 func TestRecoverFinishedTaskPolls(t *testing.T) {
 	leakCheck(t)
-	f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(fakea2a.Completed("done"))})
+	// The task works, then its execution dies: the script ends without a
+	// terminal step, which fakea2a turns into an executor error and a2a-go
+	// into a failed task.
+	f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(fakea2a.Working("w"), fakea2a.AwaitRelease())})
 	c := dial(t, f, client.Options{})
 	ctx := testCtx(t)
-	res, err := c.Send(ctx, client.SendRequest{Text: "go"})
+	s, err := c.SendStreaming(ctx, client.SendRequest{Text: "go"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	awaitExecutionGone(ctx, t, c, res.Task.ID)
-	rep, err := client.RecoverTask(ctx, c, res.Task.ID, client.RecoverOptions{Tenant: "acme", HistoryLength: new(0)})
+	for s.Next() {
+		if s.State() == a2a.TaskStateWorking {
+			f.Release(s.TaskID())
+		}
+	}
+	// The failed task ending the stream is the event this test waits for.
+	// a2a-go broadcasts a terminal event from the agent as soon as it is
+	// stored, while the execution is still registered (a Subscribe then
+	// still attaches to it); but the failed task of an execution that ended
+	// in an error is the execution's result, which a2a-go publishes only
+	// after unregistering the execution. So once the stream has delivered
+	// it, the task has no active execution and recovery must poll.
+	if s.Err() != nil || s.State() != a2a.TaskStateFailed {
+		t.Fatalf("stream: want the failed task, got state %s, err %v", s.State(), s.Err())
+	}
+	rep, err := client.RecoverTask(ctx, c, s.TaskID(), client.RecoverOptions{Tenant: "acme", HistoryLength: new(0)})
 	if err != nil {
 		t.Fatalf("RecoverTask: %v", err)
 	}
-	if rep.Outcome != client.RecoveryPolled || rep.State != a2a.TaskStateCompleted || rep.Polls != 1 || rep.Resubscribes != 1 {
+	if rep.Outcome != client.RecoveryPolled || rep.State != a2a.TaskStateFailed || rep.Polls != 1 || rep.Resubscribes != 1 {
 		t.Fatalf("report = %+v", rep)
 	}
 	if g := f.RequestsFor("GetTask"); len(g) != 1 || g[0].Tenant != "acme" || g[0].HistoryLength == nil {
@@ -300,34 +317,6 @@ func TestRecoverFinishedTaskPolls(t *testing.T) {
 	rep, err = client.RecoverTask(ctx, c, "missing", client.RecoverOptions{InitialBackoff: time.Millisecond})
 	if !errors.Is(err, client.ErrNotFound) || rep.Outcome != client.RecoveryFailed {
 		t.Fatalf("missing task: %v %+v", err, rep)
-	}
-}
-
-// awaitExecutionGone returns once the agent has no active execution for the
-// task, which is what makes recovery poll instead of resubscribe.
-//
-// A blocking Send does not wait for that: a2a-go's server answers it as soon
-// as it has stored and broadcast the terminal event, and only then, on the
-// execution's own goroutine, unregisters the execution. A SubscribeToTask
-// that arrives in between attaches to the finishing execution and gets the
-// terminal task snapshot, so recovery ends "resubscribed". The server's
-// answer to SubscribeToTask is the only observable form of that condition, so
-// ask it until it says not found; every probe that lands in the window is a
-// complete exchange (snapshot, then end of stream), so no probe is left open.
-func awaitExecutionGone(ctx context.Context, t *testing.T, c *client.Client, id client.TaskID) {
-	t.Helper()
-	for {
-		s, err := c.Subscribe(ctx, client.SubscribeRequest{TaskID: id})
-		if errors.Is(err, client.ErrNotFound) {
-			return
-		}
-		if err != nil {
-			t.Fatalf("Subscribe while waiting for the execution to end: %v", err)
-		}
-		collect(t, s)
-		if !s.Terminal() {
-			t.Fatalf("the finished task's execution streamed state %s, err %v", s.State(), s.Err())
-		}
 	}
 }
 
