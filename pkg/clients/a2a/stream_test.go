@@ -490,7 +490,12 @@ func TestHugeArtifact(t *testing.T) {
 	f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(
 		fakea2a.HugeArtifact("big.txt", size), fakea2a.Completed("done"))})
 	c := dial(t, f, client.Options{})
-	s, err := c.SendStreaming(testCtx(t), client.SendRequest{Text: "go"})
+	// Moving 4 MiB through a2a-go's server, SSE and this client is CPU-bound
+	// under -race (about 6s alone, 30s seen with the machine loaded), so the
+	// stream is bounded by the test binary's -timeout (t.Context) rather
+	// than testCtx's 20s, a hang guard that here would turn load into a
+	// failure.
+	s, err := c.SendStreaming(t.Context(), client.SendRequest{Text: "go"})
 	if err != nil {
 		t.Fatal(err)
 	}
