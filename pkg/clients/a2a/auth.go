@@ -85,7 +85,7 @@ func (t statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // request (so neither the credential nor the payload follows them).
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	if err := authref.CheckRedirect(req, via, "point the agent card at the final URL"); err != nil {
-		return &Error{Kind: KindProtocol, Op: "redirect", Err: err}
+		return NewError(KindProtocol, "redirect", err)
 	}
 	return nil
 }

@@ -96,7 +96,7 @@ func parseV1(b []byte) (*sdk.AgentCard, error) {
 var parseV0 cardParser = cardParser(a2av0.NewAgentCardParser())
 
 func cardErr(field, problem string) *Error {
-	return &Error{Kind: KindProtocol, Op: "parse card", Err: &CardError{Field: field, Problem: problem}}
+	return NewError(KindProtocol, "parse card", &CardError{Field: field, Problem: problem})
 }
 
 // ParseCard decodes and validates an Agent Card document. sourceURL, when

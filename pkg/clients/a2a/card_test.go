@@ -172,15 +172,13 @@ func TestCardResolverCache(t *testing.T) {
 	var wg sync.WaitGroup
 	cards := make([]*client.Card, 8)
 	for i := range cards {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			c, err := r.Resolve(ctx, f.CardURL())
 			if err != nil {
 				t.Error(err)
 			}
 			cards[i] = c
-		}()
+		})
 	}
 	wg.Wait()
 	if n := cardFetches(); n != 1 {

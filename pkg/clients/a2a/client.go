@@ -110,7 +110,7 @@ func credentialFrom(opts Options) (*Credential, error) {
 func NewClientFromCard(ctx context.Context, card *Card, opts Options) (*Client, error) {
 	const op = "connect"
 	if card == nil || card.Agent == nil || len(card.Agent.SupportedInterfaces) == 0 {
-		return nil, &Error{Kind: KindProtocol, Op: op, Err: errors.New("card has no usable interface; build it with ParseCard or FetchCard")}
+		return nil, NewError(KindProtocol, op, errors.New("card has no usable interface; build it with ParseCard or FetchCard"))
 	}
 	cred, err := credentialFrom(opts)
 	if err != nil {
@@ -134,7 +134,7 @@ func NewClientFromCard(ctx context.Context, card *Card, opts Options) (*Client, 
 		if owned != nil {
 			owned.CloseIdleConnections()
 		}
-		return nil, &Error{Kind: KindProtocol, Op: op, Err: fmt.Errorf("interface %s %s %s: %w", chosen.ProtocolBinding, chosen.ProtocolVersion, redactURL(chosen.URL), err)}
+		return nil, NewError(KindProtocol, op, fmt.Errorf("interface %s %s %s: %w", chosen.ProtocolBinding, chosen.ProtocolVersion, redactURL(chosen.URL), err))
 	}
 	timeout := opts.RequestTimeout
 	if timeout == 0 {
@@ -227,7 +227,13 @@ type SendRequest struct {
 
 // SendResult is the answer to a Send: exactly one of Task and Message is set.
 type SendResult struct {
-	Task    *Task
+	// Task is the task the message created or continued, as the agent
+	// reported it when the call returned: terminal or interrupted
+	// (input-required, auth-required), or as created when
+	// ReturnImmediately was set.
+	Task *Task
+	// Message is the agent's direct reply when it answered without
+	// creating a task.
 	Message *Message
 }
 
@@ -275,7 +281,7 @@ func (c *Client) Send(ctx context.Context, r SendRequest) (*SendResult, error) {
 	const op = "send"
 	req, err := r.build()
 	if err != nil {
-		return nil, &Error{Kind: KindRejected, Op: op, Err: err}
+		return nil, NewError(KindRejected, op, err)
 	}
 	ctx, cancel, rec := c.unaryCtx(ctx)
 	defer cancel()
@@ -292,7 +298,7 @@ func (c *Client) Send(ctx context.Context, r SendRequest) (*SendResult, error) {
 	case *sdk.Message:
 		return &SendResult{Message: v}, nil
 	}
-	return nil, &Error{Kind: KindProtocol, Op: op, Err: fmt.Errorf("unexpected result %T", res)}
+	return nil, NewError(KindProtocol, op, fmt.Errorf("unexpected result %T", res))
 }
 
 // GetTaskRequest asks for a task snapshot.
@@ -310,7 +316,7 @@ type GetTaskRequest struct {
 func (c *Client) GetTask(ctx context.Context, r GetTaskRequest) (*Task, error) {
 	const op = "get task"
 	if r.TaskID == "" {
-		return nil, &Error{Kind: KindRejected, Op: op, Err: errors.New("GetTaskRequest.TaskID is required")}
+		return nil, NewError(KindRejected, op, errors.New("GetTaskRequest.TaskID is required"))
 	}
 	ctx, cancel, rec := c.unaryCtx(ctx)
 	defer cancel()
@@ -342,7 +348,7 @@ type CancelTaskRequest struct {
 func (c *Client) CancelTask(ctx context.Context, r CancelTaskRequest) (*Task, error) {
 	const op = "cancel task"
 	if r.TaskID == "" {
-		return nil, &Error{Kind: KindRejected, Op: op, Err: errors.New("CancelTaskRequest.TaskID is required")}
+		return nil, NewError(KindRejected, op, errors.New("CancelTaskRequest.TaskID is required"))
 	}
 	ctx, cancel, rec := c.unaryCtx(ctx)
 	defer cancel()

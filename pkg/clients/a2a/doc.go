@@ -1,6 +1,39 @@
 // Package a2a is the host's A2A (Agent2Agent) client substrate, built on the
 // official SDK github.com/a2aproject/a2a-go/v2.
 //
+// Typical use: connect from the agent's card URL, stream a task to its end,
+// and recover if the stream is cut.
+//
+//	c, err := a2a.NewClient(ctx, "https://agent.example/.well-known/agent-card.json",
+//		a2a.Options{AuthRef: "env:AGENT_TOKEN"})
+//	if err != nil {
+//		return err // *a2a.Error (or *a2a.AuthRefError): see a2a.KindOf
+//	}
+//	defer c.Close()
+//	s, err := c.SendStreaming(ctx, a2a.SendRequest{Text: "summarise the report"})
+//	if err != nil {
+//		return err
+//	}
+//	defer s.Close()
+//	for s.Next() {
+//		switch ev := s.Event().(type) {
+//		case *a2a.StatusUpdate:
+//			log.Println("state", ev.Status.State)
+//		case *a2a.ArtifactUpdate:
+//			fmt.Print(a2a.TextOf(ev.Artifact.Parts))
+//		}
+//	}
+//	if err := s.Err(); errors.Is(err, a2a.ErrInterrupted) {
+//		// The task goes on remotely: re-attach (resubscribe, or poll if it ended).
+//		rep, err := a2a.RecoverTask(ctx, c, s.TaskID(), a2a.RecoverOptions{})
+//		if err != nil {
+//			return err
+//		}
+//		log.Println("final state", rep.State)
+//	} else if err != nil {
+//		return err
+//	}
+//
 // It owns the A2A wire handling for the host and nothing else:
 //
 //   - Agent Cards: fetching, lenient decoding, validation, RFC 8785
@@ -16,11 +49,17 @@
 //     a bearer token only to the card's own origin ([ResolveAuthRef]); the
 //     mechanics are internal/authref's, shared with pkg/clients/agui.
 //   - One typed error, [*Error], whose [Kind] says what the caller can do.
+//     The type, the kinds and the sentinels are pkg/clients/clienterr's,
+//     shared with pkg/clients/agui; the classification of a2a-go, HTTP and
+//     network failures, the "a2a:" prefix and the hints are this package's.
 //
 // It must not decide delegation policy (timeouts per agent, artifact limits,
 // input-required handling, retries beyond a single recovery), and it must not
 // produce UI or stream events (DelegationEvent, AG-UI, SSE): callers read the
-// a2a-go event values this package hands out and map them themselves.
+// a2a-go event values this package hands out and map them themselves. It
+// imports a2a-go, internal/authref, pkg/clients/clienterr and small
+// libraries (JSON canonicalization, semver) only: never pkg/hosttools,
+// pkg/adapters, the bridges or pkg/clients/agui.
 //
 // Breaking out of a stream or cancelling its context never cancels the remote
 // task; call [Client.CancelTask] for that.

@@ -8,58 +8,53 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"syscall"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
-// Kind classifies an [*Error] by what the caller can do about it.
-type Kind int
+// Kind classifies an [*Error] by what the caller can do about it. It is
+// [clienterr.Kind], shared with pkg/clients/agui.
+type Kind = clienterr.Kind
 
+// The kinds, as this client uses them.
 const (
 	// KindUnavailable: the agent could not be reached, answered 5xx, or its
 	// card could not be fetched. Retryable.
-	KindUnavailable Kind = iota + 1
+	KindUnavailable = clienterr.KindUnavailable
 	// KindRejected: the agent refused the request (invalid params,
 	// unsupported operation, task not cancelable, other 4xx). Not retryable
 	// unchanged.
-	KindRejected
+	KindRejected = clienterr.KindRejected
 	// KindUnauthorized: the agent answered 401/403 or an A2A
 	// unauthenticated/permission-denied error. Check the credential.
-	KindUnauthorized
+	KindUnauthorized = clienterr.KindUnauthorized
 	// KindNotFound: the agent does not know the task (or it has no active
 	// execution to subscribe to).
-	KindNotFound
+	KindNotFound = clienterr.KindNotFound
 	// KindProtocol: the agent sent something this client cannot interpret:
 	// malformed card or payload, unexpected event, refused redirect.
-	KindProtocol
+	KindProtocol = clienterr.KindProtocol
 	// KindTimeout: the caller's deadline or the configured request timeout
 	// expired. errors.Is(err, context.DeadlineExceeded) also holds.
-	KindTimeout
+	KindTimeout = clienterr.KindTimeout
 	// KindCanceled: the caller's context was cancelled.
 	// errors.Is(err, context.Canceled) also holds.
-	KindCanceled
+	KindCanceled = clienterr.KindCanceled
 	// KindInterrupted: a stream was cut (network error or clean close)
 	// before the task reached a terminal or interrupted state. Recover with
 	// [RecoverTask].
-	KindInterrupted
+	KindInterrupted = clienterr.KindInterrupted
 )
 
-var kindNames = map[Kind]string{
-	KindUnavailable:  "unavailable",
-	KindRejected:     "rejected",
-	KindUnauthorized: "unauthorized",
-	KindNotFound:     "not found",
-	KindProtocol:     "protocol error",
-	KindTimeout:      "timeout",
-	KindCanceled:     "canceled",
-	KindInterrupted:  "stream interrupted",
-}
+// protocol prefixes this client's error messages.
+const protocol = "a2a"
 
-var kindHints = map[Kind]string{
+// hints is the advice this client's errors end with, per kind.
+var hints = map[Kind]string{
 	KindUnavailable:  "the remote agent could not be reached or failed; retry later or check the agent card URL",
 	KindRejected:     "the remote agent refused the request; do not retry it unchanged",
 	KindUnauthorized: "check the auth_ref credential configured for this agent",
@@ -70,100 +65,43 @@ var kindHints = map[Kind]string{
 	KindInterrupted:  "the stream ended before a terminal state; recover with RecoverTask (resubscribe or poll)",
 }
 
-// String returns a short lowercase name of the kind.
-func (k Kind) String() string {
-	if s, ok := kindNames[k]; ok {
-		return s
-	}
-	return fmt.Sprintf("kind(%d)", int(k))
-}
-
-type kindSentinel struct{ kind Kind }
-
-func (s *kindSentinel) Error() string { return "a2a: " + s.kind.String() }
-
 // Sentinel values for errors.Is: errors.Is(err, ErrNotFound) is true when err
-// is (or wraps) an [*Error] of the matching [Kind].
+// is (or wraps) an [*Error] of the matching [Kind]. They are clienterr's
+// sentinels, shared with pkg/clients/agui.
 var (
-	ErrUnavailable  error = &kindSentinel{KindUnavailable}
-	ErrRejected     error = &kindSentinel{KindRejected}
-	ErrUnauthorized error = &kindSentinel{KindUnauthorized}
-	ErrNotFound     error = &kindSentinel{KindNotFound}
-	ErrProtocol     error = &kindSentinel{KindProtocol}
-	ErrTimeout      error = &kindSentinel{KindTimeout}
-	ErrCanceled     error = &kindSentinel{KindCanceled}
-	ErrInterrupted  error = &kindSentinel{KindInterrupted}
+	ErrUnavailable  = clienterr.ErrUnavailable
+	ErrRejected     = clienterr.ErrRejected
+	ErrUnauthorized = clienterr.ErrUnauthorized
+	ErrNotFound     = clienterr.ErrNotFound
+	ErrProtocol     = clienterr.ErrProtocol
+	ErrTimeout      = clienterr.ErrTimeout
+	ErrCanceled     = clienterr.ErrCanceled
+	ErrInterrupted  = clienterr.ErrInterrupted
 )
 
 // Error is the single error type returned by this package (except for
-// [*AuthRefError] from credential resolution). Use errors.Is with the
-// sentinels (ErrNotFound, ...) or errors.As to read the fields.
+// [*AuthRefError] from credential resolution). It is [clienterr.Error]:
+// use errors.Is with the sentinels (ErrNotFound, ...) or errors.As to read
+// the fields (Kind; Op, the operation that failed: "fetch card", "parse
+// card", "connect", "send", "stream", "subscribe", "get task", "cancel
+// task", "recover", ...; Status, the HTTP status or 0; Err, the cause: an
+// a2a-go error, a network error, a [*CardError], ...).
 //
-// Error strings never contain credentials: remote-provided text that echoes
-// the configured token is redacted.
-type Error struct {
-	// Kind says what the caller can do; see the Kind constants.
-	Kind Kind
-	// Op is the operation that failed: "fetch card", "parse card", "connect",
-	// "send", "stream", "subscribe", "get task", "cancel task", "recover".
-	Op string
-	// Status is the HTTP status code of the failing response, 0 if unknown.
-	Status int
-	// Err is the underlying cause (an a2a-go error, a network error, a
-	// [*CardError], ...). It may be nil.
-	Err error
-}
+// Its message starts "a2a: " and ends with a hint. It never contains
+// credentials: remote-provided text that echoes the configured token is
+// redacted.
+type Error = clienterr.Error
 
-// Error describes the failure and what to do about it.
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("a2a: ")
-	if e.Op != "" {
-		b.WriteString(e.Op)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Kind.String())
-	if e.Status != 0 {
-		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
-	}
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	if h, ok := kindHints[e.Kind]; ok {
-		b.WriteString(" — ")
-		b.WriteString(h)
-	}
-	return b.String()
-}
-
-// Unwrap returns the underlying cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-// Is reports whether target is the sentinel of e's Kind.
-func (e *Error) Is(target error) bool {
-	s, ok := target.(*kindSentinel)
-	return ok && s.kind == e.Kind
-}
-
-// Retryable reports whether retrying the same call later may succeed
-// (unavailable, timeout, interrupted).
-func (e *Error) Retryable() bool {
-	switch e.Kind {
-	case KindUnavailable, KindTimeout, KindInterrupted:
-		return true
-	}
-	return false
+// NewError returns an [*Error] of this client (message prefix "a2a: ",
+// this client's hints) for op failing with kind because of err (which may
+// be nil). Use it to report a failure in the client's terms, e.g. a stream
+// that a caller found to end without a terminal state.
+func NewError(kind Kind, op string, err error) *Error {
+	return &Error{Protocol: protocol, Hints: hints, Kind: kind, Op: op, Err: err}
 }
 
 // KindOf returns the Kind of err if it is or wraps an [*Error], else 0.
-func KindOf(err error) Kind {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Kind
-	}
-	return 0
-}
+func KindOf(err error) Kind { return clienterr.KindOf(err) }
 
 // CardError names what is wrong with an Agent Card. It is wrapped in an
 // [*Error] of kind KindProtocol.
@@ -175,6 +113,8 @@ type CardError struct {
 	Problem string
 }
 
+// Error says which field of the card is wrong and how, e.g. `invalid agent
+// card: field "name": missing`.
 func (e *CardError) Error() string {
 	if e.Field == "" {
 		return "invalid agent card: " + e.Problem
@@ -214,7 +154,11 @@ func classify(ctx context.Context, op string, err error, status int, midStream b
 		return existing
 	}
 	err = authref.RedactErr(err, secret, sdkSentinels...)
-	mk := func(k Kind) *Error { return &Error{Kind: k, Op: op, Status: status, Err: err} }
+	mk := func(k Kind) *Error {
+		e := NewError(k, op, err)
+		e.Status = status
+		return e
+	}
 
 	// The caller's context wins: its cancellation explains whatever the
 	// transport reported afterwards.

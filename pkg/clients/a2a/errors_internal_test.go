@@ -58,20 +58,19 @@ func TestClassify(t *testing.T) {
 			if !errors.As(fmt.Errorf("outer: %w", e), &as) || as != e {
 				t.Fatal("errors.As failed")
 			}
-			if !strings.Contains(e.Error(), "op") || !strings.Contains(e.Error(), kindHints[tc.want]) {
-				t.Fatalf("message lacks op or hint: %s", e)
+			if msg := e.Error(); !strings.HasPrefix(msg, "a2a: op: ") || !strings.HasSuffix(msg, " — "+hints[tc.want]) {
+				t.Fatalf("message lacks prefix, op or hint: %s", e)
 			}
 		})
 	}
 }
 
 func sentinelFor(k Kind) error {
-	for _, s := range []error{ErrUnavailable, ErrRejected, ErrUnauthorized, ErrNotFound, ErrProtocol, ErrTimeout, ErrCanceled, ErrInterrupted} {
-		if s.(*kindSentinel).kind == k {
-			return s
-		}
-	}
-	return nil
+	return map[Kind]error{
+		KindUnavailable: ErrUnavailable, KindRejected: ErrRejected, KindUnauthorized: ErrUnauthorized,
+		KindNotFound: ErrNotFound, KindProtocol: ErrProtocol, KindTimeout: ErrTimeout,
+		KindCanceled: ErrCanceled, KindInterrupted: ErrInterrupted,
+	}[k]
 }
 
 func TestClassifyRedactsEchoedSecret(t *testing.T) {

@@ -36,7 +36,7 @@ func DecodeEvent(raw []byte) (Event, error) {
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(raw, &env); err != nil {
-		return nil, &Error{Kind: KindProtocol, Op: op, Err: fmt.Errorf("not a JSON object: %w", err)}
+		return nil, NewError(KindProtocol, op, fmt.Errorf("not a JSON object: %w", err))
 	}
 	body := raw
 	if env.JSONRPC != "" || env.Error != nil || env.Result != nil {
@@ -48,13 +48,13 @@ func DecodeEvent(raw []byte) (Event, error) {
 			return nil, classify(context.TODO(), op, sdk.NewError(base, fmt.Sprintf("jsonrpc error %d: %s", env.Error.Code, env.Error.Message)), 0, false, "")
 		}
 		if len(env.Result) == 0 || bytes.Equal(bytes.TrimSpace(env.Result), []byte("null")) {
-			return nil, &Error{Kind: KindProtocol, Op: op, Err: errors.New("JSON-RPC response has neither result nor error")}
+			return nil, NewError(KindProtocol, op, errors.New("JSON-RPC response has neither result nor error"))
 		}
 		body = env.Result
 	}
 	var sr sdk.StreamResponse
 	if err := json.Unmarshal(body, &sr); err != nil {
-		return nil, &Error{Kind: KindProtocol, Op: op, Err: err}
+		return nil, NewError(KindProtocol, op, err)
 	}
 	if err := ValidateEvent(sr.Event); err != nil {
 		return nil, err
@@ -68,7 +68,7 @@ func DecodeEvent(raw []byte) (Event, error) {
 // [*Error] of kind KindProtocol naming the problem.
 func ValidateEvent(ev Event) error {
 	bad := func(format string, args ...any) error {
-		return &Error{Kind: KindProtocol, Op: "validate event", Err: fmt.Errorf(format, args...)}
+		return NewError(KindProtocol, "validate event", fmt.Errorf(format, args...))
 	}
 	switch e := ev.(type) {
 	case nil:

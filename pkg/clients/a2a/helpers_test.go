@@ -60,5 +60,3 @@ func terminalCount(evs []client.Event) int {
 	}
 	return n
 }
-
-func intp(i int) *int { return &i }

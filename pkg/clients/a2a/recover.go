@@ -70,7 +70,7 @@ type RecoveryReport struct {
 func RecoverTask(ctx context.Context, c *Client, taskID TaskID, opts RecoverOptions) (*RecoveryReport, error) {
 	rep := &RecoveryReport{}
 	if c == nil || taskID == "" {
-		rep.Outcome, rep.Err = RecoveryFailed, &Error{Kind: KindRejected, Op: "recover", Err: errors.New("RecoverTask needs a client and a task id")}
+		rep.Outcome, rep.Err = RecoveryFailed, NewError(KindRejected, "recover", errors.New("RecoverTask needs a client and a task id"))
 		return rep, rep.Err
 	}
 	maxAttempts := opts.MaxAttempts
@@ -136,13 +136,13 @@ func RecoverTask(ctx context.Context, c *Client, taskID TaskID, opts RecoverOpti
 			rep.Outcome = RecoveryPolled
 			return rep, nil
 		}
-		lastErr = &Error{Kind: KindInterrupted, Op: "recover", Err: fmt.Errorf("task %s still %s", taskID, rep.State)}
+		lastErr = NewError(KindInterrupted, "recover", fmt.Errorf("task %s still %s", taskID, rep.State))
 	}
 	if lastErr == nil {
 		lastErr = errors.New("no attempt made")
 	}
-	return failRecovery(rep, &Error{Kind: KindOf(lastErr), Op: "recover",
-		Err: fmt.Errorf("gave up after %d attempts: %w", rep.Attempts, lastErr)})
+	return failRecovery(rep, NewError(KindOf(lastErr), "recover",
+		fmt.Errorf("gave up after %d attempts: %w", rep.Attempts, lastErr)))
 }
 
 func isRetryable(err error) bool {
@@ -152,7 +152,7 @@ func isRetryable(err error) bool {
 
 func failRecovery(rep *RecoveryReport, err error) (*RecoveryReport, error) {
 	if KindOf(err) == 0 {
-		err = &Error{Kind: KindUnavailable, Op: "recover", Err: err}
+		err = NewError(KindUnavailable, "recover", err)
 	}
 	rep.Outcome, rep.Err = RecoveryFailed, err
 	return rep, err

@@ -155,14 +155,14 @@ func FetchCard(ctx context.Context, cardURL string) (*Card, error) {
 func fetchCard(ctx context.Context, client *http.Client, cardURL string, timeout time.Duration, secret string, now func() time.Time) (*Card, error) {
 	const op = "fetch card"
 	if Origin(cardURL) == "" {
-		return nil, &Error{Kind: KindRejected, Op: op, Err: fmt.Errorf("card URL %q is not an absolute http(s) URL", cardURL)}
+		return nil, NewError(KindRejected, op, fmt.Errorf("card URL %q is not an absolute http(s) URL", cardURL))
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ctx, rec := withCallRecord(ctx)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cardURL, nil)
 	if err != nil {
-		return nil, &Error{Kind: KindRejected, Op: op, Err: err}
+		return nil, NewError(KindRejected, op, err)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
@@ -172,8 +172,8 @@ func fetchCard(ctx context.Context, client *http.Client, cardURL string, timeout
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		e := &Error{Kind: KindUnavailable, Op: op, Status: resp.StatusCode,
-			Err: fmt.Errorf("GET %s returned %s", redactURL(cardURL), resp.Status)}
+		e := NewError(KindUnavailable, op, fmt.Errorf("GET %s returned %s", redactURL(cardURL), resp.Status))
+		e.Status = resp.StatusCode
 		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 			e.Kind = KindUnauthorized
 		}

@@ -99,7 +99,7 @@ func newStream(ctx context.Context, op string, secret string, opts StreamOptions
 		err := s.err
 		s.Close()
 		if err == nil {
-			err = &Error{Kind: KindInterrupted, Op: op, Err: errors.New("stream closed before the first event")}
+			err = NewError(KindInterrupted, op, errors.New("stream closed before the first event"))
 		}
 		return nil, err
 	}
@@ -162,8 +162,10 @@ func (s *Stream) advance() bool {
 			if s.final || IsTerminal(s.state) || IsInterrupted(s.state) {
 				s.finish(nil)
 			} else {
-				s.finish(&Error{Kind: KindInterrupted, Op: s.op, Status: s.rec.Status(),
-					Err: fmt.Errorf("stream closed before a terminal state (last state %s)", stateLabel(s.state))})
+				e := NewError(KindInterrupted, s.op,
+					fmt.Errorf("stream closed before a terminal state (last state %s)", stateLabel(s.state)))
+				e.Status = s.rec.Status()
+				s.finish(e)
 			}
 			return false
 		}
@@ -182,7 +184,7 @@ func (s *Stream) advance() bool {
 		}
 		if id := ev.TaskInfo().TaskID; id != "" {
 			if s.taskID != "" && id != s.taskID {
-				s.finish(&Error{Kind: KindProtocol, Op: s.op, Err: fmt.Errorf("event for task %s on the stream of task %s", id, s.taskID)})
+				s.finish(NewError(KindProtocol, s.op, fmt.Errorf("event for task %s on the stream of task %s", id, s.taskID)))
 				return false
 			}
 			s.taskID = id
@@ -297,7 +299,7 @@ func (c *Client) SendStreaming(ctx context.Context, r SendRequest, opts ...Strea
 	const op = "stream"
 	req, err := r.build()
 	if err != nil {
-		return nil, &Error{Kind: KindRejected, Op: op, Err: err}
+		return nil, NewError(KindRejected, op, err)
 	}
 	return newStream(ctx, op, authref.Secret(c.cred), firstOpt(opts), func(sctx context.Context) iter.Seq2[Event, error] {
 		return c.sdk.SendStreamingMessage(sctx, req)
@@ -318,7 +320,7 @@ type SubscribeRequest struct {
 func (c *Client) Subscribe(ctx context.Context, r SubscribeRequest, opts ...StreamOptions) (*Stream, error) {
 	const op = "subscribe"
 	if r.TaskID == "" {
-		return nil, &Error{Kind: KindRejected, Op: op, Err: errors.New("SubscribeRequest.TaskID is required")}
+		return nil, NewError(KindRejected, op, errors.New("SubscribeRequest.TaskID is required"))
 	}
 	req := &sdk.SubscribeToTaskRequest{ID: r.TaskID, Tenant: r.Tenant}
 	return newStream(ctx, op, authref.Secret(c.cred), firstOpt(opts), func(sctx context.Context) iter.Seq2[Event, error] {

@@ -3,6 +3,7 @@ package a2a_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func TestStreamingHappyPath(t *testing.T) {
 			if err := s.Err(); err != nil {
 				t.Fatalf("stream err: %v", err)
 			}
-			var text string
+			var text strings.Builder
 			var sawWorking, sawReport bool
 			for _, ev := range evs {
 				switch e := ev.(type) {
@@ -62,15 +63,15 @@ func TestStreamingHappyPath(t *testing.T) {
 					}
 				case *a2a.TaskArtifactUpdateEvent:
 					if e.Artifact.Name == fakea2a.AssistantOutput {
-						text += client.TextOf(e.Artifact.Parts)
+						text.WriteString(client.TextOf(e.Artifact.Parts))
 					}
 					if e.Artifact.Name == "report.md" {
 						sawReport = true
 					}
 				}
 			}
-			if !sawWorking || !sawReport || text != "Hello" {
-				t.Fatalf("working=%v report=%v text=%q events=%d", sawWorking, sawReport, text, len(evs))
+			if !sawWorking || !sawReport || text.String() != "Hello" {
+				t.Fatalf("working=%v report=%v text=%q events=%d", sawWorking, sawReport, text.String(), len(evs))
 			}
 			if got := terminalCount(evs); got != 1 || !s.Terminal() || s.State() != a2a.TaskStateCompleted {
 				t.Fatalf("terminals=%d state=%s", got, s.State())
@@ -122,17 +123,23 @@ func TestSendReturnImmediatelyThenPoll(t *testing.T) {
 	if r := f.RequestsFor("SendMessage"); len(r) != 1 || !r[0].ReturnImmediately {
 		t.Fatalf("ReturnImmediately did not reach the wire: %+v", r)
 	}
+	// The task is parked on AwaitRelease, so it has an active execution:
+	// subscribe now and let its terminal event say when a poll must see the
+	// final state, instead of polling on a timer.
+	sub, err := c.Subscribe(ctx, client.SubscribeRequest{TaskID: res.Task.ID})
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
 	f.Release(res.Task.ID)
-	var last *client.Task
-	for i := 0; i < 200; i++ {
-		last, err = c.GetTask(ctx, client.GetTaskRequest{TaskID: res.Task.ID})
-		if err != nil {
-			t.Fatalf("GetTask: %v", err)
-		}
-		if client.IsTerminal(last.Status.State) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	collect(t, sub)
+	if sub.Err() != nil || !sub.Terminal() {
+		t.Fatalf("subscription: state %s, err %v", sub.State(), sub.Err())
+	}
+	// a2a-go stores an event before it broadcasts it, so the poll that
+	// follows the terminal event sees the terminal state.
+	last, err := c.GetTask(ctx, client.GetTaskRequest{TaskID: res.Task.ID})
+	if err != nil {
+		t.Fatalf("GetTask: %v", err)
 	}
 	if last.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("final state %s", last.Status.State)
@@ -151,7 +158,7 @@ func TestGetTaskTenantAndHistoryReachServer(t *testing.T) {
 			if err != nil || res.Task == nil {
 				t.Fatalf("Send: %v %+v", err, res)
 			}
-			task, err := c.GetTask(ctx, client.GetTaskRequest{TaskID: res.Task.ID, Tenant: "acme", HistoryLength: intp(1)})
+			task, err := c.GetTask(ctx, client.GetTaskRequest{TaskID: res.Task.ID, Tenant: "acme", HistoryLength: new(1)})
 			if err != nil {
 				t.Fatalf("GetTask: %v", err)
 			}
@@ -270,18 +277,36 @@ func TestStreamDropThenRecover(t *testing.T) {
 
 func TestRecoverFinishedTaskPolls(t *testing.T) {
 	leakCheck(t)
-	f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(fakea2a.Completed("done"))})
+	// The task works, then its execution dies: the script ends without a
+	// terminal step, which fakea2a turns into an executor error and a2a-go
+	// into a failed task.
+	f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(fakea2a.Working("w"), fakea2a.AwaitRelease())})
 	c := dial(t, f, client.Options{})
 	ctx := testCtx(t)
-	res, err := c.Send(ctx, client.SendRequest{Text: "go"})
+	s, err := c.SendStreaming(ctx, client.SendRequest{Text: "go"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := client.RecoverTask(ctx, c, res.Task.ID, client.RecoverOptions{Tenant: "acme", HistoryLength: intp(0)})
+	for s.Next() {
+		if s.State() == a2a.TaskStateWorking {
+			f.Release(s.TaskID())
+		}
+	}
+	// The failed task ending the stream is the event this test waits for.
+	// a2a-go broadcasts a terminal event from the agent as soon as it is
+	// stored, while the execution is still registered (a Subscribe then
+	// still attaches to it); but the failed task of an execution that ended
+	// in an error is the execution's result, which a2a-go publishes only
+	// after unregistering the execution. So once the stream has delivered
+	// it, the task has no active execution and recovery must poll.
+	if s.Err() != nil || s.State() != a2a.TaskStateFailed {
+		t.Fatalf("stream: want the failed task, got state %s, err %v", s.State(), s.Err())
+	}
+	rep, err := client.RecoverTask(ctx, c, s.TaskID(), client.RecoverOptions{Tenant: "acme", HistoryLength: new(0)})
 	if err != nil {
 		t.Fatalf("RecoverTask: %v", err)
 	}
-	if rep.Outcome != client.RecoveryPolled || rep.State != a2a.TaskStateCompleted || rep.Polls != 1 || rep.Resubscribes != 1 {
+	if rep.Outcome != client.RecoveryPolled || rep.State != a2a.TaskStateFailed || rep.Polls != 1 || rep.Resubscribes != 1 {
 		t.Fatalf("report = %+v", rep)
 	}
 	if g := f.RequestsFor("GetTask"); len(g) != 1 || g[0].Tenant != "acme" || g[0].HistoryLength == nil {
@@ -465,7 +490,12 @@ func TestHugeArtifact(t *testing.T) {
 	f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(
 		fakea2a.HugeArtifact("big.txt", size), fakea2a.Completed("done"))})
 	c := dial(t, f, client.Options{})
-	s, err := c.SendStreaming(testCtx(t), client.SendRequest{Text: "go"})
+	// Moving 4 MiB through a2a-go's server, SSE and this client is CPU-bound
+	// under -race (about 6s alone, 30s seen with the machine loaded), so the
+	// stream is bounded by the test binary's -timeout (t.Context) rather
+	// than testCtx's 20s, a hang guard that here would turn load into a
+	// failure.
+	s, err := c.SendStreaming(t.Context(), client.SendRequest{Text: "go"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,12 +563,27 @@ func TestStreamCloseFromAnotherGoroutine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The script hangs after "working": once the consumer has seen it, its
+	// next Next can only end through Close.
+	working, closed := make(chan struct{}), make(chan struct{})
 	go func() {
-		time.Sleep(50 * time.Millisecond)
+		defer close(closed)
+		<-working
 		_ = s.Close()
 	}()
+	sawWorking := false
 	for s.Next() {
+		if s.State() == a2a.TaskStateWorking && !sawWorking {
+			sawWorking = true
+			close(working)
+		}
 	}
+	if !sawWorking {
+		close(working)
+		<-closed
+		t.Fatalf("the stream ended before the working state (state %s, err %v)", s.State(), s.Err())
+	}
+	<-closed
 	if s.Err() != nil {
 		t.Fatalf("Close should end the stream without error, got %v", s.Err())
 	}

@@ -283,17 +283,17 @@ func timeoutCause(msg string) error {
 func (c *Client) Run(ctx context.Context, in Input) (*Stream, error) {
 	ri, err := in.RunAgentInput()
 	if err != nil {
-		return nil, &Error{Kind: KindRejected, Op: "run", Err: err}
+		return nil, NewError(KindRejected, "run", err)
 	}
 	body, err := json.Marshal(ri)
 	if err != nil {
-		return nil, &Error{Kind: KindRejected, Op: "run", Err: fmt.Errorf("encoding RunAgentInput: %w", err)}
+		return nil, NewError(KindRejected, "run", fmt.Errorf("encoding RunAgentInput: %w", err))
 	}
 	sctx, cancel := context.WithCancelCause(ctx)
 	req, err := http.NewRequestWithContext(sctx, http.MethodPost, c.endpoint.String(), bytes.NewReader(body))
 	if err != nil {
 		cancel(errStreamDone)
-		return nil, &Error{Kind: KindRejected, Op: "run", Err: err}
+		return nil, NewError(KindRejected, "run", err)
 	}
 	for k, v := range c.headers {
 		req.Header.Set(k, v)
@@ -320,14 +320,15 @@ func (c *Client) Run(ctx context.Context, in Input) (*Stream, error) {
 		return fail(c.requestError(ctx, sctx, err))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := &Error{Kind: statusKind(resp.StatusCode), Op: "run", Status: resp.StatusCode, Body: readExcerpt(resp.Body, secret)}
+		e := statusError(statusKind(resp.StatusCode), "run", resp.StatusCode, nil)
+		e.Body = readExcerpt(resp.Body, secret)
 		_ = resp.Body.Close()
 		return fail(e)
 	}
 	if mt, _, perr := mime.ParseMediaType(resp.Header.Get("Content-Type")); perr != nil || mt != "text/event-stream" {
-		e := &Error{Kind: KindProtocol, Op: "run", Status: resp.StatusCode,
-			Err:  fmt.Errorf("response Content-Type is %q, want text/event-stream", resp.Header.Get("Content-Type")),
-			Body: readExcerpt(resp.Body, secret)}
+		e := statusError(KindProtocol, "run", resp.StatusCode,
+			fmt.Errorf("response Content-Type is %q, want text/event-stream", resp.Header.Get("Content-Type")))
+		e.Body = readExcerpt(resp.Body, secret)
 		_ = resp.Body.Close()
 		return fail(e)
 	}
@@ -347,14 +348,14 @@ func (c *Client) requestError(callerCtx, sctx context.Context, err error) *Error
 	}
 	if sctx.Err() != nil {
 		if cause := context.Cause(sctx); errors.Is(cause, context.DeadlineExceeded) {
-			return &Error{Kind: KindTimeout, Op: "run", Err: cause}
+			return NewError(KindTimeout, "run", cause)
 		}
 	}
 	var re *authref.RedirectError
 	if errors.As(err, &re) {
-		return &Error{Kind: KindProtocol, Op: "run", Err: re}
+		return NewError(KindProtocol, "run", re)
 	}
-	return &Error{Kind: KindUnavailable, Op: "run", Err: redactErr(err, secret)}
+	return NewError(KindUnavailable, "run", redactErr(err, secret))
 }
 
 // ctxError reports the caller's cancellation or deadline, which explains
@@ -369,7 +370,7 @@ func ctxError(ctx context.Context, op, secret string) *Error {
 	if cause := context.Cause(ctx); cause != nil && cause != cerr {
 		err = fmt.Errorf("%w: %v", cerr, cause)
 	}
-	return &Error{Kind: k, Op: op, Err: redactErr(err, secret)}
+	return NewError(k, op, redactErr(err, secret))
 }
 
 func statusKind(status int) Kind {

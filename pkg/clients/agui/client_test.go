@@ -65,6 +65,10 @@ func TestHTTPErrors(t *testing.T) {
 			if !strings.Contains(e.Body, `denied for Bearer [REDACTED]`) || len(e.Body) > 600 {
 				t.Errorf("Body = %q (%d bytes)", e.Body, len(e.Body))
 			}
+			want := fmt.Sprintf("agui: run: %s (HTTP %d): remote said ", tc.kind, tc.status)
+			if msg := err.Error(); !strings.HasPrefix(msg, want) || !strings.Contains(msg, `" — `) {
+				t.Errorf("message %q: want prefix %q and a hint", msg, want)
+			}
 		})
 	}
 	t.Run("not an event stream", func(t *testing.T) {

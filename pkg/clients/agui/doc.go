@@ -2,6 +2,30 @@
 // on a remote AG-UI endpoint and reads the run's event stream. Importers
 // alias it aguiclient (pkg/bridges/agui is the other "agui").
 //
+// Typical use: run the remote agent on one message and read its events up
+// to the terminal one.
+//
+//	c, err := aguiclient.New(aguiclient.Options{
+//		EndpointURL: "https://agent.example/agui", AuthRef: "env:AGENT_TOKEN"})
+//	if err != nil {
+//		return err // an option error or *aguiclient.AuthRefError
+//	}
+//	defer c.Close()
+//	s, err := c.Run(ctx, aguiclient.Input{Text: "summarise the report"})
+//	if err != nil {
+//		return err // *aguiclient.Error: see aguiclient.KindOf
+//	}
+//	defer s.Close()
+//	for s.Next() {
+//		if ev, ok := s.Event().(*events.TextMessageContentEvent); ok {
+//			fmt.Print(ev.Delta)
+//		}
+//	}
+//	if err := s.Err(); err != nil {
+//		return err // e.g. ErrInterrupted: the run's outcome is unknown
+//	}
+//	// s.Terminal() is the RUN_FINISHED or RUN_ERROR event
+//
 // It owns the AG-UI wire handling on the calling side and nothing else:
 //
 //   - The request ([Client.Run]): a POST of an AG-UI RunAgentInput JSON
@@ -31,18 +55,22 @@
 //   - One typed error, [*Error], whose [Kind] says what the caller can do
 //     (unavailable, rejected, unauthorized, not found, protocol, timeout,
 //     canceled, interrupted), matched with errors.Is and the Err* sentinels.
+//     The type, the kinds and the sentinels are pkg/clients/clienterr's,
+//     shared with pkg/clients/a2a; which HTTP status or failure is which
+//     kind, the "agui:" prefix and the hints are this package's.
 //
 // It must not decide delegation policy (which agent, timeouts per agent,
 // retries, artifact limits) and must not produce UI or delegation events
 // (DelegationEvent, subagent.* CUSTOM events, StreamPayload): callers read
-// the SDK event values this package hands out and map them themselves
-// (SPEC §9, "Remote AG-UI to DelegationEvent"). It imports the AG-UI Go SDK,
-// internal/authref and the standard library only: never pkg/hosttools,
-// pkg/adapters, the bridges or pkg/clients/a2a.
+// the SDK event values this package hands out and map them themselves, as
+// the host's mapping of remote AG-UI events to delegation events does
+// (docs/design.md#event-mapping). It imports the AG-UI Go SDK,
+// internal/authref, pkg/clients/clienterr and the standard library only:
+// never pkg/hosttools, pkg/adapters, the bridges or pkg/clients/a2a.
 //
 // The credential handling (auth references, [Credential], the origin-bound
 // transport and redirect policy, redaction) lives in internal/authref,
 // shared with pkg/clients/a2a without pulling the A2A SDK into AG-UI
 // callers; [Credential] and [AuthRefError] are aliases of its types, while
-// [ErrInvalidAuthRef] and the "agui:" error prefix stay this package's own.
+// [ErrInvalidAuthRef] stays this package's own.
 package agui

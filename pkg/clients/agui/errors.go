@@ -3,58 +3,53 @@ package agui
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
-// Kind classifies an [*Error] by what the caller can do about it.
-type Kind int
+// Kind classifies an [*Error] by what the caller can do about it. It is
+// [clienterr.Kind], shared with pkg/clients/a2a.
+type Kind = clienterr.Kind
 
+// The kinds, as this client uses them.
 const (
 	// KindUnavailable: the remote could not be reached or answered 5xx,
 	// 408 or 429. Retryable.
-	KindUnavailable Kind = iota + 1
+	KindUnavailable = clienterr.KindUnavailable
 	// KindRejected: the remote refused the request (a 4xx other than 401,
 	// 403, 404, 408 and 429), or the input was unusable. Not retryable
 	// unchanged.
-	KindRejected
+	KindRejected = clienterr.KindRejected
 	// KindUnauthorized: the remote answered 401 or 403. Check the credential.
-	KindUnauthorized
+	KindUnauthorized = clienterr.KindUnauthorized
 	// KindNotFound: the remote answered 404: there is no AG-UI endpoint at
 	// that URL.
-	KindNotFound
+	KindNotFound = clienterr.KindNotFound
 	// KindProtocol: the remote sent something this client cannot interpret:
 	// a response that is not text/event-stream, a malformed or oversized
 	// frame, a frame without an event type, or a refused redirect.
-	KindProtocol
+	KindProtocol = clienterr.KindProtocol
 	// KindTimeout: the caller's deadline, ConnectTimeout or IdleTimeout
 	// expired. errors.Is(err, context.DeadlineExceeded) also holds.
-	KindTimeout
+	KindTimeout = clienterr.KindTimeout
 	// KindCanceled: the caller cancelled its context or closed the stream.
 	// errors.Is(err, context.Canceled) also holds.
-	KindCanceled
+	KindCanceled = clienterr.KindCanceled
 	// KindInterrupted: the stream ended (EOF or a broken connection) before
 	// RUN_FINISHED or RUN_ERROR. AG-UI has no resumption: the run's outcome
 	// is unknown.
-	KindInterrupted
+	KindInterrupted = clienterr.KindInterrupted
 )
 
-var kindNames = map[Kind]string{
-	KindUnavailable:  "unavailable",
-	KindRejected:     "rejected",
-	KindUnauthorized: "unauthorized",
-	KindNotFound:     "not found",
-	KindProtocol:     "protocol error",
-	KindTimeout:      "timeout",
-	KindCanceled:     "canceled",
-	KindInterrupted:  "stream interrupted",
-}
+// protocol prefixes this client's error messages.
+const protocol = "agui"
 
-var kindHints = map[Kind]string{
+// hints is the advice this client's errors end with, per kind.
+var hints = map[Kind]string{
 	KindUnavailable:  "the remote AG-UI agent could not be reached or failed; retry later or check the endpoint URL",
 	KindRejected:     "the remote AG-UI agent refused the request; do not retry it unchanged",
 	KindUnauthorized: "check the auth_ref credential configured for this agent",
@@ -65,29 +60,18 @@ var kindHints = map[Kind]string{
 	KindInterrupted:  "the stream ended before RUN_FINISHED or RUN_ERROR; the remote run's outcome is unknown",
 }
 
-// String returns a short lowercase name of the kind.
-func (k Kind) String() string {
-	if s, ok := kindNames[k]; ok {
-		return s
-	}
-	return fmt.Sprintf("kind(%d)", int(k))
-}
-
-type kindSentinel struct{ kind Kind }
-
-func (s *kindSentinel) Error() string { return "agui: " + s.kind.String() }
-
 // Sentinel values for errors.Is: errors.Is(err, ErrNotFound) is true when err
-// is (or wraps) an [*Error] of the matching [Kind].
+// is (or wraps) an [*Error] of the matching [Kind]. They are clienterr's
+// sentinels, shared with pkg/clients/a2a.
 var (
-	ErrUnavailable  error = &kindSentinel{KindUnavailable}
-	ErrRejected     error = &kindSentinel{KindRejected}
-	ErrUnauthorized error = &kindSentinel{KindUnauthorized}
-	ErrNotFound     error = &kindSentinel{KindNotFound}
-	ErrProtocol     error = &kindSentinel{KindProtocol}
-	ErrTimeout      error = &kindSentinel{KindTimeout}
-	ErrCanceled     error = &kindSentinel{KindCanceled}
-	ErrInterrupted  error = &kindSentinel{KindInterrupted}
+	ErrUnavailable  = clienterr.ErrUnavailable
+	ErrRejected     = clienterr.ErrRejected
+	ErrUnauthorized = clienterr.ErrUnauthorized
+	ErrNotFound     = clienterr.ErrNotFound
+	ErrProtocol     = clienterr.ErrProtocol
+	ErrTimeout      = clienterr.ErrTimeout
+	ErrCanceled     = clienterr.ErrCanceled
+	ErrInterrupted  = clienterr.ErrInterrupted
 )
 
 // Causes wrapped (Err) by an [*Error] of kind KindProtocol; match them with
@@ -104,79 +88,34 @@ var (
 
 // Error is the error type returned by this package (except for
 // [*AuthRefError] from credential resolution and option errors from [New]).
-// Use errors.Is with the sentinels (ErrNotFound, ...) or errors.As to read
-// the fields.
+// It is [clienterr.Error]: use errors.Is with the sentinels (ErrNotFound,
+// ...) or errors.As to read the fields (Kind; Op, "run" for the request up
+// to the response headers or "stream" for reading events; Status, the HTTP
+// status or 0; Body, a bounded, redacted, single-line excerpt of a non-2xx
+// or non-SSE response body; Err, the cause).
 //
-// Error strings never contain the credential: remote text that echoes it is
-// redacted.
-type Error struct {
-	// Kind says what the caller can do; see the Kind constants.
-	Kind Kind
-	// Op is the operation that failed: "run" (the request, up to the
-	// response headers) or "stream" (reading events).
-	Op string
-	// Status is the HTTP status code of the response, 0 if none arrived.
-	Status int
-	// Body is a bounded, redacted, single-line excerpt of the response body
-	// of a non-2xx or non-SSE response; "" otherwise.
-	Body string
-	// Err is the underlying cause. It may be nil.
-	Err error
+// Its message starts "agui: " and ends with a hint. It never contains the
+// credential: remote text that echoes it is redacted.
+type Error = clienterr.Error
+
+// NewError returns an [*Error] of this client (message prefix "agui: ",
+// this client's hints) for op failing with kind because of err (which may
+// be nil). Use it to report a failure in the client's terms, e.g. a run
+// that a caller found to end without a usable terminal event.
+func NewError(kind Kind, op string, err error) *Error {
+	return &Error{Protocol: protocol, Hints: hints, Kind: kind, Op: op, Err: err}
 }
 
-// Error describes the failure and what to do about it.
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("agui: ")
-	if e.Op != "" {
-		b.WriteString(e.Op)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Kind.String())
-	if e.Status != 0 && (e.Status < 200 || e.Status > 299) {
-		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
-	}
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	if e.Body != "" {
-		fmt.Fprintf(&b, ": remote said %q", e.Body)
-	}
-	if h, ok := kindHints[e.Kind]; ok {
-		b.WriteString(" — ")
-		b.WriteString(h)
-	}
-	return b.String()
-}
-
-// Unwrap returns the underlying cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-// Is reports whether target is the sentinel of e's Kind.
-func (e *Error) Is(target error) bool {
-	s, ok := target.(*kindSentinel)
-	return ok && s.kind == e.Kind
-}
-
-// Retryable reports whether retrying the same run later may succeed
-// (unavailable, timeout, interrupted).
-func (e *Error) Retryable() bool {
-	switch e.Kind {
-	case KindUnavailable, KindTimeout, KindInterrupted:
-		return true
-	}
-	return false
+// statusError is [NewError] for a failure that came with an HTTP response
+// of the given status.
+func statusError(kind Kind, op string, status int, err error) *Error {
+	e := NewError(kind, op, err)
+	e.Status = status
+	return e
 }
 
 // KindOf returns the Kind of err if it is or wraps an [*Error], else 0.
-func KindOf(err error) Kind {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Kind
-	}
-	return 0
-}
+func KindOf(err error) Kind { return clienterr.KindOf(err) }
 
 // redactErr returns err unchanged unless its text contains secret; a
 // redacted error keeps the context sentinels and this package's protocol

@@ -111,8 +111,8 @@ func (p *frameReader) next() (frame, error) {
 			return frame{}, ErrFrameTooLarge
 		}
 		field, value := line, []byte(nil)
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			field, value = line[:i], line[i+1:]
+		if before, after, ok := bytes.Cut(line, []byte{':'}); ok {
+			field, value = before, after
 			if len(value) > 0 && value[0] == ' ' {
 				value = value[1:]
 			}

@@ -1,12 +1,16 @@
 package agui_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -176,4 +180,55 @@ func mustJSON(t *testing.T, b []byte) map[string]any {
 		t.Fatalf("%s: %v", b, err)
 	}
 	return m
+}
+
+// pipeClient returns a client whose one connection is an in-memory
+// net.Pipe, and serves one request on the other end: it reads the request,
+// answers 200 text/event-stream with Connection: close, and lets respond
+// write the body; the response ends when respond returns. No socket is
+// involved, so the test can run in a testing/synctest bubble (a goroutine
+// blocked on a real socket is never durably blocked, so the bubble's clock
+// would not advance).
+func pipeClient(t *testing.T, opts aguiclient.Options, respond func(w io.Writer)) *aguiclient.Client {
+	t.Helper()
+	srv, cli := net.Pipe()
+	var dialed atomic.Bool
+	tr := &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) {
+		if dialed.Swap(true) {
+			return nil, errors.New("pipeClient serves one connection")
+		}
+		return cli, nil
+	}}
+	served := make(chan struct{})
+	// Runs after the client's and the stream's cleanups: unblock the
+	// remote if the test failed before reading the response, and wait for it
+	// (in a bubble, a goroutine left behind is a deadlock panic that would
+	// bury the test's own failure).
+	t.Cleanup(func() {
+		_ = srv.Close()
+		<-served
+	})
+	go func() {
+		defer close(served)
+		defer srv.Close()
+		req, err := http.ReadRequest(bufio.NewReader(srv))
+		if err != nil {
+			return
+		}
+		_, _ = io.Copy(io.Discard, req.Body)
+		if writeSSE(srv, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n") {
+			respond(srv)
+		}
+	}()
+	opts.EndpointURL, opts.HTTPClient = "http://127.0.0.1/agent", &http.Client{Transport: tr}
+	c := newClient(t, opts)
+	t.Cleanup(tr.CloseIdleConnections)
+	return c
+}
+
+// writeSSE writes s to a pipeClient connection and reports whether the client
+// still reads it.
+func writeSSE(w io.Writer, s string) bool {
+	_, err := io.WriteString(w, s)
+	return err == nil
 }

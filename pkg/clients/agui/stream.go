@@ -90,7 +90,7 @@ func (s *Stream) Next() bool {
 	defer s.body.stop()
 	for {
 		if s.closed.Load() {
-			s.fail(&Error{Kind: KindCanceled, Op: "stream", Err: errStreamClosed})
+			s.fail(NewError(KindCanceled, "stream", errStreamClosed))
 			return false
 		}
 		fr, err := s.frames.next()
@@ -103,8 +103,8 @@ func (s *Stream) Next() bool {
 		}
 		ev, err := DecodeEvent(fr.Data)
 		if err != nil {
-			s.fail(&Error{Kind: KindProtocol, Op: "stream", Status: s.resp.StatusCode,
-				Err: redactErr(fmt.Errorf("frame %d (id %q): %w", s.count+1, fr.ID, err), s.secret)})
+			s.fail(statusError(KindProtocol, "stream", s.resp.StatusCode,
+				redactErr(fmt.Errorf("frame %d (id %q): %w", s.count+1, fr.ID, err), s.secret)))
 			return false
 		}
 		s.count++
@@ -167,20 +167,19 @@ func (s *Stream) readError(err error) *Error {
 		cause := context.Cause(s.ctx)
 		switch {
 		case cause == errStreamClosed:
-			return &Error{Kind: KindCanceled, Op: "stream", Status: status, Err: cause}
+			return statusError(KindCanceled, "stream", status, cause)
 		case errors.Is(cause, context.DeadlineExceeded):
-			return &Error{Kind: KindTimeout, Op: "stream", Status: status, Err: cause}
+			return statusError(KindTimeout, "stream", status, cause)
 		}
 	}
 	switch {
 	case errors.Is(err, ErrFrameTooLarge), errors.Is(err, ErrStreamTooLarge):
-		return &Error{Kind: KindProtocol, Op: "stream", Status: status, Err: err}
+		return statusError(KindProtocol, "stream", status, err)
 	case errors.Is(err, io.EOF):
-		return &Error{Kind: KindInterrupted, Op: "stream", Status: status,
-			Err: fmt.Errorf("the remote closed the stream after %d events without RUN_FINISHED or RUN_ERROR", s.count)}
+		return statusError(KindInterrupted, "stream", status,
+			fmt.Errorf("the remote closed the stream after %d events without RUN_FINISHED or RUN_ERROR", s.count))
 	}
-	return &Error{Kind: KindInterrupted, Op: "stream", Status: status,
-		Err: fmt.Errorf("after %d events: %w", s.count, redactErr(err, s.secret))}
+	return statusError(KindInterrupted, "stream", status, fmt.Errorf("after %d events: %w", s.count, redactErr(err, s.secret)))
 }
 
 // meteredBody counts the response bytes against MaxStreamBytes and, while

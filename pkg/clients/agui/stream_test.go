@@ -3,10 +3,12 @@ package agui_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
@@ -309,31 +311,42 @@ func TestSilentRemote(t *testing.T) {
 		}
 		rm.waitGone(t)
 	})
+	// The next two run in a synctest bubble over an in-memory connection:
+	// the sleeps below are the remote's pace and the consumer's pause on the
+	// bubble's clock, so the idle timer's verdict does not depend on how
+	// loaded the machine is.
 	t.Run("keep-alives reset the idle clock", func(t *testing.T) {
-		rm := newRemote(t, func(w *flushWriter, r *http.Request) {
-			w.sse()
-			w.data(evRunStarted)
-			for range 20 { // 1s of keep-alives, far longer than IdleTimeout
-				time.Sleep(50 * time.Millisecond)
-				w.raw(": keep-alive\n\n")
+		synctest.Test(t, func(t *testing.T) {
+			c := pipeClient(t, aguiclient.Options{IdleTimeout: 400 * time.Millisecond}, func(w io.Writer) {
+				writeSSE(w, "data: "+evRunStarted+"\n\n")
+				for range 20 { // 1s of keep-alives, far longer than IdleTimeout
+					time.Sleep(50 * time.Millisecond)
+					if !writeSSE(w, ": keep-alive\n\n") {
+						return
+					}
+				}
+				writeSSE(w, "data: "+evRunFinished+"\n\n")
+			})
+			s := run(t, c, aguiclient.Input{Text: "x"})
+			if evs := drain(s); len(evs) != 2 || s.Err() != nil {
+				t.Fatalf("got %v, %v", typesOf(evs), s.Err())
 			}
-			w.data(evRunFinished)
 		})
-		s := run(t, newClient(t, aguiclient.Options{EndpointURL: rm.URL, IdleTimeout: 400 * time.Millisecond}), aguiclient.Input{Text: "x"})
-		if evs := drain(s); len(evs) != 2 || s.Err() != nil {
-			t.Fatalf("got %v, %v", typesOf(evs), s.Err())
-		}
 	})
 	t.Run("the consumer's own pauses do not count", func(t *testing.T) {
-		rm := newRemote(t, sseScript("data: "+evRunStarted+"\n\ndata: "+evRunFinished+"\n\n"))
-		s := run(t, newClient(t, aguiclient.Options{EndpointURL: rm.URL, IdleTimeout: 20 * time.Millisecond}), aguiclient.Input{Text: "x"})
-		if !s.Next() {
-			t.Fatal(s.Err())
-		}
-		time.Sleep(100 * time.Millisecond)
-		if !s.Next() || s.Err() != nil {
-			t.Fatalf("a slow consumer was timed out: %v", s.Err())
-		}
+		synctest.Test(t, func(t *testing.T) {
+			c := pipeClient(t, aguiclient.Options{IdleTimeout: 20 * time.Millisecond}, func(w io.Writer) {
+				writeSSE(w, "data: "+evRunStarted+"\n\ndata: "+evRunFinished+"\n\n")
+			})
+			s := run(t, c, aguiclient.Input{Text: "x"})
+			if !s.Next() {
+				t.Fatal(s.Err())
+			}
+			time.Sleep(100 * time.Millisecond) // the consumer is busy for 5 × IdleTimeout
+			if !s.Next() || s.Err() != nil {
+				t.Fatalf("a slow consumer was timed out: %v", s.Err())
+			}
+		})
 	})
 	t.Run("caller deadline", func(t *testing.T) {
 		rm := newRemote(t, silent)
@@ -418,14 +431,17 @@ func TestCancellationAbortsTheRequest(t *testing.T) {
 		rm.waitGone(t)
 	})
 	t.Run("context cancelled before the headers", func(t *testing.T) {
-		rm := newRemote(t, func(w *flushWriter, r *http.Request) { w.hold(r) })
+		arrived := make(chan struct{}, 1)
+		rm := newRemote(t, func(w *flushWriter, r *http.Request) {
+			arrived <- struct{}{}
+			w.hold(r)
+		})
 		c := newClient(t, aguiclient.Options{EndpointURL: rm.URL})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go func() {
-			for len(rm.requests()) == 0 {
-				time.Sleep(time.Millisecond)
-			}
+			// The remote has the request and sends no headers: cancel now.
+			<-arrived
 			cancel()
 		}()
 		_, err := c.Run(ctx, aguiclient.Input{Text: "x"})
