@@ -298,7 +298,7 @@ func (t *task) settle(ctx context.Context, err error, op string) error {
 		return nil
 	}
 	if err == nil {
-		err = &a2aclient.Error{Kind: a2aclient.KindInterrupted, Op: op, Err: errors.New("stream ended before a terminal state")}
+		err = a2aclient.NewError(a2aclient.KindInterrupted, op, errors.New("stream ended before a terminal state"))
 	}
 	return err
 }
@@ -325,7 +325,7 @@ func (t *task) Recover(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return &a2aclient.Error{Kind: a2aclient.KindInterrupted, Op: "recover", Err: err}
+		return a2aclient.NewError(a2aclient.KindInterrupted, "recover", err)
 	}
 	return nil
 }
@@ -369,7 +369,7 @@ func (t *task) poll(ctx context.Context, msg *sdka2a.Message) error {
 				failures++
 				continue
 			}
-			return &a2aclient.Error{Kind: a2aclient.KindInterrupted, Op: "poll", Err: err}
+			return a2aclient.NewError(a2aclient.KindInterrupted, "poll", err)
 		}
 		failures = 0
 		t.emit(t.m.Map(got))

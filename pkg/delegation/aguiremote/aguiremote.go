@@ -127,7 +127,7 @@ func (t *task) turn(ctx context.Context) error {
 		return nil
 	}
 	if err == nil {
-		err = &aguiclient.Error{Kind: aguiclient.KindInterrupted, Op: "stream"}
+		err = aguiclient.NewError(aguiclient.KindInterrupted, "stream", errors.New("the run ended before RUN_FINISHED or RUN_ERROR"))
 	}
 	return err
 }
@@ -149,7 +149,7 @@ func (t *task) stream(ctx context.Context) error {
 	if err := st.Err(); err != nil {
 		return err
 	}
-	return &aguiclient.Error{Kind: aguiclient.KindInterrupted, Op: "stream", Err: errors.New("the run ended without a usable terminal event")}
+	return aguiclient.NewError(aguiclient.KindInterrupted, "stream", errors.New("the run ended without a usable terminal event"))
 }
 
 func (t *task) emit(evs []delegation.DelegationEvent) {
@@ -178,7 +178,7 @@ func (t *task) CanRecover(error) bool { return false }
 
 // Recover implements remote.Task: an AG-UI run cannot be resumed.
 func (t *task) Recover(context.Context) error {
-	return &aguiclient.Error{Kind: aguiclient.KindInterrupted, Op: "recover", Err: errors.New("AG-UI runs cannot be resumed")}
+	return aguiclient.NewError(aguiclient.KindInterrupted, "recover", errors.New("AG-UI runs cannot be resumed"))
 }
 
 // Cancel implements remote.Task. AG-UI has no cancel call: aborting the
