@@ -27,6 +27,7 @@ import (
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/realcli"
+	"github.com/seed0634/agentadaptor/internal/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/claude"
 )
 
@@ -704,23 +705,15 @@ func find(evs []event, from int, ok func(event) bool) int {
 // (tests/node/validate-agui.mjs), as internal/host's tests do.
 func nodeValidate(t *testing.T, stream []byte) {
 	t.Helper()
-	repo, err := realcli.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, lookErr := exec.LookPath("node")
-	if _, err := os.Stat(filepath.Join(repo, "node_modules/@ag-ui/core")); err != nil || lookErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("node or node_modules missing in CI: run scripts/deps.sh")
-		}
-		t.Log("node or node_modules missing: skipping the @ag-ui/core validation")
+	repo, err := testenv.NodePackages("@ag-ui/core")
+	if !testenv.Want(t, "node and @ag-ui/core", err) {
 		return
 	}
 	f := filepath.Join(t.TempDir(), "stream.sse")
 	if err := os.WriteFile(f, stream, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, filepath.Join(repo, "tests/node/validate-agui.mjs"), f)
+	cmd := exec.Command("node", filepath.Join(repo, "tests/node/validate-agui.mjs"), f)
 	cmd.Dir = repo
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("Node AG-UI validation failed: %v\n%s", err, out)

@@ -18,18 +18,19 @@ const InstallHint = "run `make deps` (scripts/deps.sh) to install it"
 // is installed and no test may skip for want of one.
 func InCI() bool { return os.Getenv("CI") == "true" }
 
-// Require stops t when err is non-nil, err saying why what (a tool, a
-// package, a browser) is unusable: t is skipped, or fails under CI=true.
-// The message names what, err and how to install it.
+// Require stops t when err is non-nil, err saying why what t needs (a tool,
+// an npm package, a browser; e.g. "node and @ag-ui/core") is unusable: t is
+// skipped, or fails under CI=true. The message names what, err and how to
+// install it.
 func Require(t testing.TB, what string, err error) {
 	t.Helper()
 	if err == nil {
 		return
 	}
 	if InCI() {
-		t.Fatalf("%s is missing under CI=true, where every test must run: %v; %s", what, err, InstallHint)
+		t.Fatalf("needs %s, which CI=true requires: %v; %s", what, err, InstallHint)
 	}
-	t.Skipf("%s is missing, skipping: %v; %s", what, err, InstallHint)
+	t.Skipf("skipped: needs %s: %v; %s", what, err, InstallHint)
 }
 
 // Want is [Require] for a check the test can do without (typically one more
@@ -42,9 +43,9 @@ func Want(t testing.TB, what string, err error) bool {
 		return true
 	}
 	if InCI() {
-		t.Fatalf("%s is missing under CI=true, where every check must run: %v; %s", what, err, InstallHint)
+		t.Fatalf("needs %s, which CI=true requires: %v; %s", what, err, InstallHint)
 	}
-	t.Logf("%s is missing, skipping this check: %v; %s", what, err, InstallHint)
+	t.Logf("check skipped: needs %s: %v; %s", what, err, InstallHint)
 	return false
 }
 

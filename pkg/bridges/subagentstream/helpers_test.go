@@ -14,6 +14,7 @@ import (
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testenv"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
 	"github.com/seed0634/agentadaptor/pkg/hosttools/a2adelegation"
 )
@@ -200,14 +201,9 @@ func verifyGo(t *testing.T, fs []*subagentstream.Frame, opts ...aguiverify.Optio
 // versions plus @ag-ui/client's verifier) over an SSE stream.
 func nodeValidate(t *testing.T, stream []byte, flags ...string) {
 	t.Helper()
-	root, _ := filepath.Abs("../../..")
+	root, err := testenv.NodePackages("@ag-ui/core")
+	testenv.Require(t, "node and @ag-ui/core", err)
 	script := filepath.Join(root, "tests/node/validate-agui.mjs")
-	if _, err := os.Stat(filepath.Join(root, "node_modules/@ag-ui/core")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("node_modules missing in CI: run scripts/deps.sh")
-		}
-		t.Skip("node_modules missing: run scripts/deps.sh to validate with @ag-ui/core")
-	}
 	f := filepath.Join(t.TempDir(), "stream.sse")
 	if err := os.WriteFile(f, stream, 0o600); err != nil {
 		t.Fatal(err)
