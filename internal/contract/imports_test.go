@@ -81,6 +81,20 @@ func hasPrefixAny(s string, prefixes ...string) bool {
 	return false
 }
 
+// testSupport are the packages only tests import.
+var testSupport = []string{module + "/internal/testenv", module + "/internal/shellagent"}
+
+// isTestSupport reports whether the package in dir is itself test support
+// (and so may build on other test support).
+func isTestSupport(dir string) bool {
+	switch dir {
+	case "internal/testenv", "internal/shellagent", "internal/realcli", "internal/clie2e",
+		"internal/fakea2a", "internal/fakemodel", "pkg/adapters/adaptertest":
+		return true
+	}
+	return false
+}
+
 func TestImportRules(t *testing.T) {
 	pkgs := pkgFiles(t)
 	if len(pkgs["."]) == 0 || len(pkgs["pkg/adapters/scripted"]) == 0 {
@@ -88,7 +102,14 @@ func TestImportRules(t *testing.T) {
 	}
 	for dir, files := range pkgs {
 		for _, imp := range imports(files) {
+			if hasPrefixAny(imp, testSupport...) && !isTestSupport(dir) {
+				t.Errorf("%s imports %s: test support is imported by tests only, never by the product", dir, imp)
+			}
 			switch {
+			case dir == "internal/testenv":
+				if hasPrefixAny(imp, module) {
+					t.Errorf("internal/testenv imports %s: it imports the standard library only, so every test can use it", imp)
+				}
 			case dir == ".":
 				if hasPrefixAny(imp, module+"/pkg", module+"/internal") || hasPrefixAny(imp, protocolSDKs...) {
 					t.Errorf("core SDK imports %s: the root package imports no pkg/ package and no protocol SDK", imp)
