@@ -81,8 +81,7 @@ func TestNodeValidatesLiveStreams(t *testing.T) {
 		waitEnded(t, f.handle(t, "node-live-"+prompt))
 	}
 	// A run that cannot start.
-	broken := &fixture{adapter: &shAdapter{pidDir: t.TempDir(), path: "/nonexistent/agent-cli"}, handles: map[string]*agentadaptor.RunHandle{}}
-	broken.start(t)
+	broken := startFixture(t, newAdapter(t, "/nonexistent/agent-cli"))
 	resp := post(t, broken.url(), input("th", "node-live-start", "plain"))
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
