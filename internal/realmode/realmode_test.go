@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -455,62 +455,65 @@ apps = false
 	env := cleanEnv("HOME", "CODEX_HOME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY")
 	env = append(env, "HOME="+home, "CODEX_HOME="+codexHome, "REALMODE_FAKE_OPENAI_KEY=test-key")
 
-	var lastErr string
-	for attempt := 0; attempt < 3; attempt++ {
-		addr := freeAddr(t)
-		s := &a2aServer{log: &syncBuffer{}, done: make(chan struct{})}
-		args := append([]string{"a2a", "serve", "--adapter", "codex", "--binary", codexBin, "--addr", addr,
-			"--name", "Codex reviewer", "--work-dir", work, "--timeout", "90s"}, extraArgs...)
-		s.cmd = exec.Command(bin, args...)
-		s.cmd.Dir = work
-		s.cmd.Env = env
-		s.cmd.Stdout = s.log
-		s.cmd.Stderr = s.log
-		if err := s.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { s.waitErr = s.cmd.Wait(); close(s.done) }()
-		s.cardURL = "http://" + addr + "/.well-known/agent-card.json"
-		if err := waitCard(s); err != nil {
-			lastErr = fmt.Sprintf("%v\n%s", err, s.log.String())
-			_ = s.stop()
-			continue // most likely the free port was taken meanwhile
-		}
-		t.Cleanup(func() {
-			if err := s.stop(); err != nil {
-				t.Logf("a2a serve: %v", err)
-			}
-		})
-		return s
+	// Port 0: the server picks a free port and prints its card URL.
+	s := &a2aServer{log: &syncBuffer{}, done: make(chan struct{})}
+	args := append([]string{"a2a", "serve", "--adapter", "codex", "--binary", codexBin, "--addr", "127.0.0.1:0",
+		"--name", "Codex reviewer", "--work-dir", work, "--timeout", "90s"}, extraArgs...)
+	s.cmd = exec.Command(bin, args...)
+	s.cmd.Dir = work
+	s.cmd.Env = env
+	s.cmd.Stdout = s.log
+	s.cmd.Stderr = s.log
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("agentadaptor a2a serve did not come up: %s", lastErr)
-	return nil
+	go func() { s.waitErr = s.cmd.Wait(); close(s.done) }()
+	t.Cleanup(func() {
+		if err := s.stop(); err != nil {
+			t.Logf("a2a serve: %v", err)
+		}
+	})
+	if err := waitCard(s); err != nil {
+		t.Fatalf("agentadaptor a2a serve did not come up: %v\n%s", err, s.log.String())
+	}
+	return s
 }
 
-// waitCard polls the agent card until it is served or the process exits.
+// cardLine is what a2a serve prints once it listens.
+var cardLine = regexp.MustCompile(`agent card at (http://\S+)`)
+
+// waitCard waits until the server prints its card URL (it listens by
+// then) or exits, sets s.cardURL and checks the card it serves.
 func waitCard(s *a2aServer) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	timeout := time.After(testenv.WaitTimeout)
+	for {
+		written := s.log.nextWrite()
+		if m := cardLine.FindStringSubmatch(s.log.String()); m != nil {
+			s.cardURL = m[1]
+			break
+		}
 		select {
+		case <-written:
 		case <-s.done:
 			return fmt.Errorf("a2a serve exited: %v", s.waitErr)
-		default:
+		case <-timeout:
+			return fmt.Errorf("no agent card URL printed within %v", testenv.WaitTimeout)
 		}
-		resp, err := http.Get(s.cardURL)
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			var card map[string]any
-			if resp.StatusCode == http.StatusOK && json.Unmarshal(b, &card) == nil {
-				if card["name"] != "Codex reviewer" {
-					return fmt.Errorf("agent card name %v, want Codex reviewer", card["name"])
-				}
-				return nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	return errors.New("no agent card within 30s")
+	resp, err := http.Get(s.cardURL)
+	if err != nil {
+		return err
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var card map[string]any
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &card) != nil {
+		return fmt.Errorf("agent card: status %d: %s", resp.StatusCode, b)
+	}
+	if card["name"] != "Codex reviewer" {
+		return fmt.Errorf("agent card name %v, want Codex reviewer", card["name"])
+	}
+	return nil
 }
 
 // stop interrupts the server like Ctrl-C and waits for it (killing it after
@@ -738,17 +741,6 @@ func cleanEnv(drop ...string) []string {
 	return out
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
-}
-
 // processesUnder returns the processes (other than this one) whose
 // environment mentions root: every process this test started, and their
 // children, have HOME below root.
@@ -773,26 +765,37 @@ func processesUnder(root string) map[int]string {
 // waitNoProcesses polls until no process under root remains (a bound, not a
 // timing assertion) and returns what is left.
 func waitNoProcesses(root string, timeout time.Duration) map[int]string {
-	deadline := time.Now().Add(timeout)
-	for {
-		left := processesUnder(root)
-		if len(left) == 0 || time.Now().After(deadline) {
-			return left
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var left map[int]string
+	testenv.Poll(timeout, func() bool { left = processesUnder(root); return len(left) == 0 })
+	return left
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers and readers.
+// syncBuffer is a bytes.Buffer safe for concurrent writers and readers,
+// which can wait for the next write.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed by the next Write
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
 	return s.b.Write(p)
+}
+
+// nextWrite returns a channel closed by the next Write.
+func (s *syncBuffer) nextWrite() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.written == nil {
+		s.written = make(chan struct{})
+	}
+	return s.written
 }
 
 func (s *syncBuffer) String() string {
