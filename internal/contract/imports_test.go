@@ -133,7 +133,7 @@ func TestImportRules(t *testing.T) {
 }
 
 // TestCoreHasNoProtocolTypes checks that the core SDK does not grow A2A,
-// AG-UI or delegation types (SPEC §20.2).
+// AG-UI or delegation types (docs/design.md#layering).
 func TestCoreHasNoProtocolTypes(t *testing.T) {
 	root, _ := filepath.Abs("../..")
 	fset := token.NewFileSet()

@@ -44,7 +44,8 @@ const (
 	runInput       = `{"threadId":"thread-realmode-1","runId":"` + clientRunID + `","messages":[{"id":"u1","role":"user","content":"Please get the change reviewed by Codex."}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`
 )
 
-// TestClaudeDelegatesToCodexOverA2A is the product proof of SPEC §27: a real
+// TestClaudeDelegatesToCodexOverA2A is the product proof of the Claude ->
+// Codex example (examples/streaming-chat-copilotkit/README.md): a real
 // Claude Code parent behind the host's /agui endpoint calls
 // delegate_to_agent; the host delegates over A2A to a real Codex served by a
 // separate `agentadaptor a2a serve --adapter codex` process; the Codex run

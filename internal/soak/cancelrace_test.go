@@ -24,9 +24,9 @@ import (
 // remote has received it, the delegator has not seen the first event, so it
 // does not know the remote task id) used to end as a confirmed "cancelled"
 // while the remote task it created kept running, with no CancelTask ever
-// sent. DESIGN §6 requires every delegation's remote task to end cancelled
-// or finished: the delegator now lets the creating request name the task
-// before it cancels it.
+// sent. Every delegation's remote task must end cancelled or finished (one
+// of the soak's checks, docs/benchmarks.md): the delegator now lets the
+// creating request name the task before it cancels it.
 func TestCancelRaceLeavesNoRemoteTask(t *testing.T) {
 	const n = 10
 	var cancels sync.Map // objective -> context.CancelFunc

@@ -1,4 +1,5 @@
-// Package soak_test is the DESIGN §6 load driver: 1,000 concurrent
+// Package soak_test is the load driver of the soak figures in
+// docs/benchmarks.md: 1,000 concurrent
 // delegations over 100 parent runs, through the real SDK (shell parents kept
 // alive), the delegation service (Service.Delegate with each run's context),
 // fake A2A agents on loopback, the MemoryBus and the subagentstream mux. It
@@ -67,7 +68,8 @@ const (
 
 func init() { _ = os.Setenv(tokenEnv, agentToken) }
 
-// TestSoak is the DESIGN §6 load driver (AGENTADAPTOR_SOAK=1 to run).
+// TestSoak is the load driver of docs/benchmarks.md's soak
+// (AGENTADAPTOR_SOAK=1 to run).
 func TestSoak(t *testing.T) {
 	if os.Getenv(soakEnv) != "1" {
 		t.Skipf("load driver: set %s=1 to run it", soakEnv)

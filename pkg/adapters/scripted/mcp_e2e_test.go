@@ -19,7 +19,8 @@ import (
 
 // runScopedMCP is a RuntimeServiceManager in the shape of the delegation MCP
 // server: one loopback MCP endpoint, and per run a bearer token that
-// identifies the run while it is live (SPEC §7 Option A).
+// identifies the run while it is live (Option A of
+// docs/design.md#run-scoped-mcp-context).
 type runScopedMCP struct {
 	srv *httptest.Server
 
