@@ -292,7 +292,7 @@ func TestSessionKeyResumes(t *testing.T) {
 	ctx := testCtx(t)
 	ad := shell("true")
 	sdk := newSDK(t, ad)
-	for i := 0; i < 2; i++ {
+	for range 2 {
 		if _, err := sdk.Run(ctx, "x", agentadaptor.WithSessionKey("thread-9")); err != nil {
 			t.Fatal(err)
 		}

@@ -308,10 +308,8 @@ func TestConcurrentRuns(t *testing.T) {
 	sdk := newSDK(t, shell(textScript("concurrent")))
 	var wg sync.WaitGroup
 	ids := sync.Map{}
-	for i := 0; i < 50; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range 50 {
+		wg.Go(func() {
 			h, err := sdk.Start(ctx, "x", agentadaptor.WithStreaming())
 			if err != nil {
 				t.Error(err)
@@ -330,7 +328,7 @@ func TestConcurrentRuns(t *testing.T) {
 			if res.Status != agentadaptor.StatusCompleted {
 				t.Errorf("run %s: %s", h.RunID(), res.Status)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

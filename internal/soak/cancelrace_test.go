@@ -61,11 +61,9 @@ func TestCancelRaceLeavesNoRemoteTask(t *testing.T) {
 		dctx, dcancel := context.WithCancel(ctx)
 		defer dcancel()
 		cancels.Store(obj, dcancel)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			results[i] = svc.Delegate(dctx, a2adelegation.Request{RunID: "run-1", Agent: "research", Objective: obj})
-		}()
+		})
 	}
 	wg.Wait()
 

@@ -192,7 +192,7 @@ func toolCallID(j int) string { return fmt.Sprintf("toolu_%02d", j) }
 // their results, a closing answer.
 func parentScript(perRun int, gate shellagent.Gate) string {
 	var starts, results []agentadaptor.StreamPayload
-	for j := 0; j < perRun; j++ {
+	for j := range perRun {
 		starts = append(starts, agentadaptor.StreamPayload{Kind: agentadaptor.KindToolCallStart, ToolCallID: toolCallID(j), ToolName: "delegate_to_agent"})
 		results = append(results, agentadaptor.StreamPayload{Kind: agentadaptor.KindToolCallResult, ToolCallID: toolCallID(j), ToolResult: `{"status":"done"}`})
 	}
@@ -577,9 +577,7 @@ func runSoak(tb testing.TB, cfg config) report {
 		if !d.hang {
 			normalLeft.Add(1)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer close(d.done)
 			d.start = time.Now()
 			d.res = svc.Delegate(d.ctx, a2adelegation.Request{RunID: d.run.h.RunID(), SessionKey: fmt.Sprintf("chat-%03d", d.run.idx),
@@ -593,7 +591,7 @@ func runSoak(tb testing.TB, cfg config) report {
 			if !d.hang {
 				normalLeft.Add(-1)
 			}
-		}()
+		})
 	}
 	// Midway: once every hanging task exists remotely, cancel the parents'
 	// contexts of the hanging delegations.
@@ -912,10 +910,8 @@ func checkRemote(ctx context.Context, e *errs, servers []*fakea2a.Server, specs 
 	}
 	jobs := make(chan *delRec)
 	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range 8 {
+		wg.Go(func() {
 			for d := range jobs {
 				id := d.res.RemoteTaskID
 				task, err := clients[d.server].GetTask(ctx, a2aclient.GetTaskRequest{TaskID: a2a.TaskID(id)})
@@ -931,7 +927,7 @@ func checkRemote(ctx context.Context, e *errs, servers []*fakea2a.Server, specs 
 					e.add("remote-state", "delegation %s: remote task %s is %s, want %s", d.res.DelegationID, id, task.Status.State, want)
 				}
 			}
-		}()
+		})
 	}
 	for _, d := range dels {
 		id := d.res.RemoteTaskID
