@@ -11,6 +11,17 @@
 // and whose [RunHandle.Wait] returns the [RunResult]; Run is Start followed by
 // Wait.
 //
+//	a, err := claude.New(claude.Config{}) // or codex, cursor, scripted (pkg/adapters/...)
+//	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(a))
+//	h, err := sdk.Start(ctx, "Review the change in this directory.", agentadaptor.WithStreaming())
+//	for p := range h.StreamEvents() {
+//		// p.Kind: run.started, text.delta, tool_call.start, ..., one terminal payload last
+//	}
+//	res, err := h.Wait(ctx) // res.Status, res.Output, res.Failure, res.Usage
+//
+// An [Adapter] is the SPI a CLI plugs in with: Prepare returns the child's
+// command line and a [Parser] of its stdout (see the package examples).
+//
 // Each run follows one fixed order:
 //
 //  1. a RunID and a per-run bearer token are allocated;
@@ -45,8 +56,12 @@
 // kept. After the run ends, undelivered payloads are kept for the run's stream
 // linger period and the channel is then closed.
 //
-// # What this package does not own
+// # What this package owns and must not do
 //
-// It imports no protocol SDK (A2A, AG-UI, MCP) and no pkg/ package: bridges,
-// clients and host tools build on it, never the reverse. It has no HTTP server.
+// It owns the run: the Adapter SPI, the child process and its process group,
+// the payload stream and its backpressure, the run's MCP set and secrets,
+// runtime services, sessions and the result. It must not import a protocol
+// SDK (A2A, AG-UI, MCP) or any pkg/ package: bridges, clients and host tools
+// build on it, never the reverse. It knows no concrete CLI and has no HTTP
+// server.
 package agentadaptor

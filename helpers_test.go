@@ -2,7 +2,6 @@ package agentadaptor_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,68 +11,20 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/internal/shellagent"
 )
 
-// shellAdapter runs a /bin/sh script whose stdout lines are StreamPayload JSON
-// (or anything else, which the parser rejects). It lets the core tests drive
-// process supervision without a real CLI.
-type shellAdapter struct {
-	name   string
-	script string
-	// prepare, if set, may edit the invocation (e.g. to misbehave).
-	prepare func(req *agentadaptor.AdapterRequest, inv *agentadaptor.Invocation)
+// shell returns the test adapter of these tests (internal/shellagent): a
+// /bin/sh script whose stdout lines are StreamPayload JSON (or anything
+// else, which the parser rejects). It lets the core tests drive process
+// supervision without a real CLI. Its runs report the session
+// "shell-session".
+func shell(script string) *shellagent.Adapter {
+	return &shellagent.Adapter{Script: script, SessionID: "shell-session"}
 }
 
-func (a *shellAdapter) Name() string {
-	if a.name == "" {
-		return "shell"
-	}
-	return a.name
-}
-
-func (a *shellAdapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (*agentadaptor.Invocation, error) {
-	script := a.script
-	if s := req.Options["script"]; s != "" {
-		script = s
-	}
-	inv := &agentadaptor.Invocation{Path: "/bin/sh", Args: []string{"-c", script}, Parser: &jsonParser{}}
-	if a.prepare != nil {
-		a.prepare(req, inv)
-	}
-	return inv, nil
-}
-
-type jsonParser struct{ last string }
-
-func (p *jsonParser) ParseLine(b []byte, emit agentadaptor.Emitter) error {
-	var sp agentadaptor.StreamPayload
-	if err := json.Unmarshal(b, &sp); err != nil {
-		return fmt.Errorf("not a payload: %w", err)
-	}
-	if sp.Kind == agentadaptor.KindTextEnd {
-		p.last = sp.Text
-	}
-	emit(sp)
-	return nil
-}
-
-func (p *jsonParser) Finish(agentadaptor.ExitStatus, agentadaptor.Emitter) agentadaptor.Outcome {
-	return agentadaptor.Outcome{Output: p.last, SessionID: "shell-session"}
-}
-
-// echo returns a shell command printing the JSON of p.
-func echo(p agentadaptor.StreamPayload) string {
-	b, _ := json.Marshal(p)
-	return "echo '" + string(b) + "'"
-}
-
-func textScript(text string) string {
-	return strings.Join([]string{
-		echo(agentadaptor.StreamPayload{Kind: agentadaptor.KindTextStart, MessageID: "m1"}),
-		echo(agentadaptor.StreamPayload{Kind: agentadaptor.KindTextDelta, MessageID: "m1", Delta: text}),
-		echo(agentadaptor.StreamPayload{Kind: agentadaptor.KindTextEnd, MessageID: "m1", Text: text}),
-	}, "; ")
-}
+// textScript prints one whole text message (message m1).
+func textScript(text string) string { return shellagent.Text("m1", text) }
 
 func newSDK(t testing.TB, adapters ...agentadaptor.Adapter) *agentadaptor.SDK {
 	t.Helper()
@@ -132,18 +83,6 @@ func alive(pid int) bool {
 		return s[i+2] != 'Z'
 	}
 	return true
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func readDir(dir string) ([]string, error) {

@@ -2,6 +2,7 @@ package agentadaptor
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"sort"
@@ -219,9 +220,7 @@ func cloneMap(m map[string]string) map[string]string {
 		return nil
 	}
 	c := make(map[string]string, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
+	maps.Copy(c, m)
 	return c
 }
 

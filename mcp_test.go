@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
-	agentadaptor "github.com/seed0634/agentadaptor"
 	"go.uber.org/goleak"
+
+	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/internal/shellagent"
 )
 
 func TestMCPServerSpecValidate(t *testing.T) {
@@ -124,8 +126,7 @@ func (s *recordedService) Release(context.Context) error {
 func TestRuntimeServiceInjectionAndExpansion(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ctx := testCtx(t)
-	var seen *agentadaptor.AdapterRequest
-	ad := &shellAdapter{script: `echo "$AGENT_ADAPTOR_RUN_TOKEN" > /dev/null; printenv SVC_SECRET >/dev/null`, prepare: func(req *agentadaptor.AdapterRequest, _ *agentadaptor.Invocation) { seen = req }}
+	ad := shell(`echo "$AGENT_ADAPTOR_RUN_TOKEN" > /dev/null; printenv SVC_SECRET >/dev/null`)
 	mgr := &recordingManager{ref: func(req agentadaptor.RuntimeServiceRequest) agentadaptor.RuntimeServiceRef {
 		return agentadaptor.RuntimeServiceRef{
 			ID: "a2a-delegation", Name: "a2a-delegation", URL: "http://127.0.0.1:43127/mcp",
@@ -150,6 +151,7 @@ func TestRuntimeServiceInjectionAndExpansion(t *testing.T) {
 	if res.Status != agentadaptor.StatusCompleted {
 		t.Fatalf("%s: %v", res.Status, res.Failure)
 	}
+	seen := ad.Requests()[0]
 	if len(seen.MCPServers) != 2 {
 		t.Fatalf("effective MCP set = %+v", seen.MCPServers)
 	}
@@ -179,20 +181,20 @@ func TestStartFailuresReleaseEverything(t *testing.T) {
 	ctx := testCtx(t)
 	tests := []struct {
 		name    string
-		adapter *shellAdapter
+		adapter *shellagent.Adapter
 		mgrs    func() []*recordingManager
 		code    agentadaptor.FailureCode
 	}{
-		{"binary missing", &shellAdapter{prepare: func(_ *agentadaptor.AdapterRequest, inv *agentadaptor.Invocation) {
+		{"binary missing", &shellagent.Adapter{Edit: func(_ *agentadaptor.AdapterRequest, inv *agentadaptor.Invocation) {
 			inv.Path = "/nonexistent/agent-cli"
 		}}, func() []*recordingManager { return []*recordingManager{{}} }, agentadaptor.FailureStart},
-		{"second service fails", &shellAdapter{script: "true"}, func() []*recordingManager {
+		{"second service fails", shell("true"), func() []*recordingManager {
 			return []*recordingManager{{}, {fail: errors.New("port busy")}}
 		}, agentadaptor.FailureRuntimeService},
-		{"secret on argv", &shellAdapter{prepare: func(req *agentadaptor.AdapterRequest, inv *agentadaptor.Invocation) {
+		{"secret on argv", &shellagent.Adapter{Edit: func(req *agentadaptor.AdapterRequest, inv *agentadaptor.Invocation) {
 			inv.Args = append(inv.Args, "--token="+req.Env[agentadaptor.EnvRunToken])
 		}}, func() []*recordingManager { return []*recordingManager{{}} }, agentadaptor.FailureInvalidConfig},
-		{"duplicate injected key", &shellAdapter{script: "true"}, func() []*recordingManager {
+		{"duplicate injected key", shell("true"), func() []*recordingManager {
 			inj := func(agentadaptor.RuntimeServiceRequest) agentadaptor.RuntimeServiceRef {
 				return agentadaptor.RuntimeServiceRef{ID: "x", URL: "http://127.0.0.1:1/", Metadata: map[string]string{agentadaptor.MetaMCPEnabled: "true", agentadaptor.MetaMCPKey: "dup"}}
 			}
@@ -232,7 +234,7 @@ func TestStartFailuresReleaseEverything(t *testing.T) {
 
 func TestStartConfigErrors(t *testing.T) {
 	ctx := testCtx(t)
-	sdk := newSDK(t, &shellAdapter{script: "true"})
+	sdk := newSDK(t, shell("true"))
 	if _, err := sdk.Start(ctx, "x", agentadaptor.WithAdapterName("nope")); !errors.Is(err, agentadaptor.ErrUnknownAdapter) {
 		t.Errorf("unknown adapter: %v", err)
 	}
@@ -253,18 +255,17 @@ func TestStartConfigErrors(t *testing.T) {
 	if _, err := empty.Start(ctx, "x"); !errors.Is(err, agentadaptor.ErrNoAdapter) {
 		t.Errorf("no adapter: %v", err)
 	}
-	if _, err := agentadaptor.New(agentadaptor.WithAdapters(&shellAdapter{}, &shellAdapter{})); !errors.As(err, &ce) {
+	if _, err := agentadaptor.New(agentadaptor.WithAdapters(shell("true"), shell("true"))); !errors.As(err, &ce) {
 		t.Errorf("duplicate adapters: %v", err)
 	}
-	if _, err := agentadaptor.New(agentadaptor.WithAdapters(&shellAdapter{}), agentadaptor.WithDefaultAdapter("x")); !errors.As(err, &ce) {
+	if _, err := agentadaptor.New(agentadaptor.WithAdapters(shell("true")), agentadaptor.WithDefaultAdapter("x")); !errors.As(err, &ce) {
 		t.Errorf("unknown default: %v", err)
 	}
 }
 
 func TestPerCallOptionsOverrideDefaults(t *testing.T) {
 	ctx := testCtx(t)
-	var seen *agentadaptor.AdapterRequest
-	ad := &shellAdapter{script: "true", prepare: func(req *agentadaptor.AdapterRequest, _ *agentadaptor.Invocation) { seen = req }}
+	ad := shell("true")
 	sdk, err := agentadaptor.New(
 		agentadaptor.WithAdapters(ad),
 		agentadaptor.WithDefaultMCP(agentadaptor.MCPServerSpec{Key: "m", URL: "http://127.0.0.1:1/default"}),
@@ -278,6 +279,7 @@ func TestPerCallOptionsOverrideDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	seen := ad.Requests()[0]
 	if seen.Model != "call-model" || seen.Env["A"] != "1" || seen.Env["B"] != "2" {
 		t.Errorf("model %q env %v", seen.Model, seen.Env)
 	}
@@ -288,14 +290,14 @@ func TestPerCallOptionsOverrideDefaults(t *testing.T) {
 
 func TestSessionKeyResumes(t *testing.T) {
 	ctx := testCtx(t)
-	var seen []*agentadaptor.AdapterRequest
-	ad := &shellAdapter{script: "true", prepare: func(req *agentadaptor.AdapterRequest, _ *agentadaptor.Invocation) { seen = append(seen, req) }}
+	ad := shell("true")
 	sdk := newSDK(t, ad)
-	for i := 0; i < 2; i++ {
+	for range 2 {
 		if _, err := sdk.Run(ctx, "x", agentadaptor.WithSessionKey("thread-9")); err != nil {
 			t.Fatal(err)
 		}
 	}
+	seen := ad.Requests()
 	if seen[0].ResumeSessionID != "" || seen[1].ResumeSessionID != "shell-session" {
 		t.Errorf("resume ids: %q then %q", seen[0].ResumeSessionID, seen[1].ResumeSessionID)
 	}
@@ -331,7 +333,7 @@ func TestRunCancelObserverHearsCancelBeforeTheChildExits(t *testing.T) {
 	obs := &observingService{}
 	// The child ignores SIGINT: without the observer the service would only
 	// learn of the cancel after the grace period, at Release.
-	sdk := newSDK(t, &shellAdapter{script: "trap '' INT; sleep 30"})
+	sdk := newSDK(t, shell("trap '' INT; sleep 30"))
 	h, err := sdk.Start(ctx, "x", agentadaptor.WithRuntimeServices(obs), agentadaptor.WithCancelGrace(300*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package agentadaptor
 
 import (
 	"log/slog"
+	"maps"
 	"time"
 )
 
@@ -93,9 +94,7 @@ func WithEnv(env map[string]string) RunOption {
 		if c.env == nil {
 			c.env = map[string]string{}
 		}
-		for k, v := range env {
-			c.env[k] = v
-		}
+		maps.Copy(c.env, env)
 	}
 }
 

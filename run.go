@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"strings"
@@ -222,9 +223,7 @@ func (r *run) setup(ctx context.Context) *Failure {
 			env[k] = v
 		}
 	}
-	for k, v := range r.cfg.env {
-		env[k] = v
-	}
+	maps.Copy(env, r.cfg.env)
 	r.env = env
 
 	// Effective MCP set: defaults and per-call servers, then injected ones.
@@ -284,9 +283,7 @@ func (r *run) setup(ctx context.Context) *Failure {
 	if err := r.checkNoSecretInArgv(); err != nil {
 		return &Failure{Code: FailureInvalidConfig, Message: err.Error()}
 	}
-	for k, v := range inv.Env {
-		env[k] = v
-	}
+	maps.Copy(env, inv.Env)
 	r.result.MCPServers = append([]MCPServerSpec(nil), r.mcp...)
 	return r.startProcess(ctx)
 }
@@ -328,9 +325,7 @@ func (r *run) childEnv() []string {
 			m[k] = v
 		}
 	}
-	for k, v := range r.env {
-		m[k] = v
-	}
+	maps.Copy(m, r.env)
 	return sortedEnv(m)
 }
 
@@ -635,8 +630,6 @@ func (r *run) readStdout(raw *capBuffer) {
 
 func cloneBoolMap(m map[string]bool) map[string]bool {
 	c := make(map[string]bool, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
+	maps.Copy(c, m)
 	return c
 }

@@ -12,14 +12,16 @@ import (
 	"testing"
 	"time"
 
-	agentadaptor "github.com/seed0634/agentadaptor"
 	"go.uber.org/goleak"
+
+	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/internal/testenv"
 )
 
 func TestRunCompletesWithOrderedStream(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ctx := testCtx(t)
-	sdk := newSDK(t, &shellAdapter{script: textScript("hello world")})
+	sdk := newSDK(t, shell(textScript("hello world")))
 	h, err := sdk.Start(ctx, "hi", agentadaptor.WithStreaming(), agentadaptor.WithSessionKey("thread-1"))
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +71,7 @@ func TestRunStatuses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t)
 			ctx := testCtx(t)
-			sdk := newSDK(t, &shellAdapter{script: tt.script})
+			sdk := newSDK(t, shell(tt.script))
 			h, err := sdk.Start(ctx, "x", tt.opts...)
 			if err != nil {
 				t.Fatal(err)
@@ -102,7 +104,7 @@ func TestRunStatuses(t *testing.T) {
 
 func TestParentContextCancelsRun(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	sdk := newSDK(t, &shellAdapter{script: "sleep 30"})
+	sdk := newSDK(t, shell("sleep 30"))
 	ctx, cancel := context.WithCancel(context.Background())
 	h, err := sdk.Start(ctx, "x")
 	if err != nil {
@@ -125,7 +127,7 @@ func TestCancelKillsWholeProcessGroup(t *testing.T) {
 	pidFile := filepath.Join(dir, "pids")
 	// The child starts a grandchild that ignores SIGINT and then waits.
 	script := fmt.Sprintf(`(trap '' INT; sleep 300) & echo $! > %s; echo '{"kind":"text.start","message_id":"m"}'; wait`, pidFile)
-	sdk := newSDK(t, &shellAdapter{script: script})
+	sdk := newSDK(t, shell(script))
 	h, err := sdk.Start(ctx, "x", agentadaptor.WithCancelGrace(200*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +148,7 @@ func TestCancelKillsWholeProcessGroup(t *testing.T) {
 	if err := h.Cancel(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "grandchild to be gone", func() bool { return !alive(pid) })
+	testenv.WaitUntil(t, "grandchild to be gone", func() bool { return !alive(pid) })
 	collect(ctx, t, h)
 }
 
@@ -156,7 +158,7 @@ func TestLingeringGrandchildIsReapedAfterNormalExit(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	// The grandchild keeps stdout open; the leader exits at once.
 	script := fmt.Sprintf(`sleep 300 & echo $! > %s; exit 0`, pidFile)
-	sdk := newSDK(t, &shellAdapter{script: script})
+	sdk := newSDK(t, shell(script))
 	res, err := sdk.Run(ctx, "x")
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +168,7 @@ func TestLingeringGrandchildIsReapedAfterNormalExit(t *testing.T) {
 	}
 	data, _ := os.ReadFile(pidFile)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	waitFor(t, "grandchild to be gone", func() bool { return pid > 0 && !alive(pid) })
+	testenv.WaitUntil(t, "grandchild to be gone", func() bool { return pid > 0 && !alive(pid) })
 }
 
 func TestOutputLineHandling(t *testing.T) {
@@ -179,7 +181,7 @@ func TestOutputLineHandling(t *testing.T) {
 		textScript("after"),
 		"printf 'no newline at the end'",
 	}, "; ")
-	sdk := newSDK(t, &shellAdapter{script: script})
+	sdk := newSDK(t, shell(script))
 	h, err := sdk.Start(ctx, "x", agentadaptor.WithLineLimit(1000))
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +212,7 @@ func TestOutputLineHandling(t *testing.T) {
 
 func TestRawStreamsAreCapped(t *testing.T) {
 	ctx := testCtx(t)
-	sdk := newSDK(t, &shellAdapter{script: `i=0; while [ $i -lt 200 ]; do echo '{"kind":"usage"}'; echo errerrerrerr >&2; i=$((i+1)); done`})
+	sdk := newSDK(t, shell(`i=0; while [ $i -lt 200 ]; do echo '{"kind":"usage"}'; echo errerrerrerr >&2; i=$((i+1)); done`))
 	res, err := sdk.Run(ctx, "x", agentadaptor.WithRawStreamLimit(100))
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +227,7 @@ func TestSlowConsumerDropsOnlyDeltas(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ctx := testCtx(t)
 	script := `echo '{"kind":"text.start","message_id":"m"}'; i=0; while [ $i -lt 3000 ]; do echo '{"kind":"text.delta","message_id":"m","delta":"x"}'; i=$((i+1)); done; echo '{"kind":"tool_call.start","tool_call_id":"t1","tool_name":"x"}'; echo '{"kind":"text.end","message_id":"m"}'`
-	sdk := newSDK(t, &shellAdapter{script: script})
+	sdk := newSDK(t, shell(script))
 	h, err := sdk.Start(ctx, "x", agentadaptor.WithStreamBuffer(50))
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +261,10 @@ func TestSlowConsumerDropsOnlyDeltas(t *testing.T) {
 func TestAbandonedConsumerDoesNotLeak(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ctx := testCtx(t)
-	sdk := newSDK(t, &shellAdapter{script: textScript("nobody reads this")})
+	// More payloads than the stream's channel holds (none droppable), so
+	// the stream's dispatcher blocks on a reader that never comes.
+	script := `i=0; while [ $i -lt 200 ]; do echo '{"kind":"tool_call.start","tool_call_id":"t","tool_name":"x"}'; i=$((i+1)); done`
+	sdk := newSDK(t, shell(script))
 	h, err := sdk.Start(ctx, "x", agentadaptor.WithStreamLinger(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -267,26 +272,20 @@ func TestAbandonedConsumerDoesNotLeak(t *testing.T) {
 	if _, err := h.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// The stream is abandoned: after the linger it closes by itself.
-	waitFor(t, "stream to close", func() bool {
-		for {
-			select {
-			case _, ok := <-h.StreamEvents():
-				if !ok {
-					return true
-				}
-			default:
-				return false
-			}
-		}
-	})
+	// Nobody reads: after the linger the stream gives up on the rest,
+	// closes the channel and its goroutine ends.
+	testenv.WaitUntil(t, "the abandoned stream's goroutine to end", func() bool { return goleak.Find() == nil })
+	ps := collect(ctx, t, h)
+	if len(ps) >= 202 || len(ps) > 0 && ps[len(ps)-1].Kind.Terminal() {
+		t.Fatalf("got %d payloads ending with %s; want the channel closed early, without the terminal", len(ps), ps[len(ps)-1].Kind)
+	}
 }
 
 func TestHardCapKeepsTerminal(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ctx := testCtx(t)
 	script := `i=0; while [ $i -lt 500 ]; do echo '{"kind":"tool_call.start","tool_call_id":"t","tool_name":"x"}'; i=$((i+1)); done`
-	sdk := newSDK(t, &shellAdapter{script: script})
+	sdk := newSDK(t, shell(script))
 	h, err := sdk.Start(ctx, "x", agentadaptor.WithStreamBuffer(10), agentadaptor.WithStreamHardCap(100))
 	if err != nil {
 		t.Fatal(err)
@@ -306,13 +305,11 @@ func TestHardCapKeepsTerminal(t *testing.T) {
 func TestConcurrentRuns(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ctx := testCtx(t)
-	sdk := newSDK(t, &shellAdapter{script: textScript("concurrent")})
+	sdk := newSDK(t, shell(textScript("concurrent")))
 	var wg sync.WaitGroup
 	ids := sync.Map{}
-	for i := 0; i < 50; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range 50 {
+		wg.Go(func() {
 			h, err := sdk.Start(ctx, "x", agentadaptor.WithStreaming())
 			if err != nil {
 				t.Error(err)
@@ -331,7 +328,7 @@ func TestConcurrentRuns(t *testing.T) {
 			if res.Status != agentadaptor.StatusCompleted {
 				t.Errorf("run %s: %s", h.RunID(), res.Status)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

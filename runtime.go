@@ -8,7 +8,8 @@ import (
 )
 
 // Metadata keys a [RuntimeServiceRef] uses to inject an MCP server into the
-// run (SPEC §7 Option A). A ref whose Metadata has MetaMCPEnabled = "true" is
+// run: Option A of the run-scoped MCP context
+// (docs/design.md#run-scoped-mcp-context). A ref whose Metadata has MetaMCPEnabled = "true" is
 // turned into an [MCPServerSpec] and appended to the run's effective MCP set
 // before the adapter materializes its profile.
 const (

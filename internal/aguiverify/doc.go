@@ -1,5 +1,6 @@
 // Package aguiverify checks AG-UI event streams against the sequence rules
-// the project promises (shared/DESIGN.md §3, SPEC §20.5): what @ag-ui/client
+// the project promises (docs/design.md#subagent-wire-shape and
+// docs/design.md#testing): what @ag-ui/client
 // verifies, plus what the @ag-ui/core 1.0.0 and 0.0.59 schemas both require
 // of the fields our bridges emit.
 //

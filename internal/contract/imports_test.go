@@ -83,6 +83,21 @@ func hasPrefixAny(s string, prefixes ...string) bool {
 	return false
 }
 
+// testSupport are the packages only tests import.
+var testSupport = []string{module + "/internal/testenv", module + "/internal/shellagent", module + "/internal/delegationtest", module + "/internal/delegationenv"}
+
+// isTestSupport reports whether the package in dir is itself test support
+// (and so may build on other test support).
+func isTestSupport(dir string) bool {
+	switch dir {
+	case "internal/testenv", "internal/shellagent", "internal/realcli", "internal/clie2e",
+		"internal/fakea2a", "internal/fakemodel", "pkg/adapters/adaptertest",
+		"internal/delegationtest", "internal/delegationenv":
+		return true
+	}
+	return false
+}
+
 // layer is the import rule of one package (docs/design.md#layering): the
 // module packages it may import (by prefix) and the protocol SDKs it may use.
 type layer struct {
@@ -107,19 +122,21 @@ func mod(paths ...string) []string {
 // layers maps a package directory to its rule. Directories not listed
 // (cmd, examples, internal) are free to wire everything together.
 var layers = map[string]layer{
-	".":                          {},
-	"pkg/clients/clienterr":      {},
-	"pkg/clients/a2a":            {allow: mod("pkg/clients/clienterr", "internal/authref"), sdks: []string{a2aSDK}},
-	"pkg/clients/agui":           {allow: mod("pkg/clients/clienterr", "internal/authref"), sdks: []string{aguiSDK}},
-	"pkg/delegation":             {},
-	"pkg/delegation/artifact":    {allow: mod("pkg/delegation", "internal/sanitize")},
-	"pkg/delegation/audit":       {allow: mod("pkg/delegation")},
-	"pkg/delegation/remote":      {allow: mod("pkg/delegation", "internal/sanitize", "internal/authref")},
-	"pkg/delegation/registry":    {allow: mod("pkg/delegation", "pkg/clients/clienterr", "internal/sanitize", "internal/authref")},
-	"pkg/delegation/delegator":   {allow: mod("pkg/delegation", "pkg/clients/clienterr", "internal/sanitize", "internal/authref")},
-	"pkg/delegation/a2aremote":   {allow: mod("pkg/delegation", "pkg/clients/a2a", "internal/sanitize"), sdks: []string{a2aSDK}},
-	"pkg/delegation/aguiremote":  {allow: mod("pkg/delegation", "pkg/clients/agui", "internal/sanitize"), sdks: []string{aguiSDK}},
-	"pkg/delegation/mcptool":     {allow: append(mod("pkg/delegation", "internal/sanitize"), module), sdks: []string{mcpSDK}},
+	".":                       {},
+	"pkg/clients/clienterr":   {},
+	"pkg/clients/a2a":         {allow: mod("pkg/clients/clienterr", "internal/authref"), sdks: []string{a2aSDK}},
+	"pkg/clients/agui":        {allow: mod("pkg/clients/clienterr", "internal/authref"), sdks: []string{aguiSDK}},
+	"pkg/delegation":          {},
+	"pkg/delegation/artifact": {allow: mod("pkg/delegation", "internal/sanitize")},
+	"pkg/delegation/audit":    {allow: mod("pkg/delegation")},
+	"pkg/delegation/remote":   {allow: mod("pkg/delegation", "pkg/delegation/artifact", "internal/sanitize", "internal/authref")},
+	"pkg/delegation/registry": {allow: mod("pkg/delegation", "pkg/delegation/remote", "pkg/clients/clienterr", "internal/sanitize", "internal/authref")},
+	"pkg/delegation/delegator": {allow: mod("pkg/delegation", "pkg/delegation/remote", "pkg/delegation/registry", "pkg/delegation/audit",
+		"pkg/delegation/artifact", "pkg/clients/clienterr", "internal/sanitize", "internal/authref")},
+	"pkg/delegation/a2aremote":  {allow: mod("pkg/delegation", "pkg/delegation/remote", "pkg/clients/a2a", "internal/sanitize"), sdks: []string{a2aSDK}},
+	"pkg/delegation/aguiremote": {allow: mod("pkg/delegation", "pkg/delegation/remote", "pkg/clients/agui", "internal/sanitize"), sdks: []string{aguiSDK}},
+	"pkg/delegation/mcptool": {allow: append(mod("pkg/delegation", "pkg/delegation/delegator", "pkg/delegation/registry", "internal/sanitize"), module),
+		sdks: []string{mcpSDK}},
 	"pkg/bridges/agui":           {allow: []string{module}, sdks: []string{aguiSDK}},
 	"pkg/bridges/sse":            {allow: append(mod("pkg/bridges/agui"), module), sdks: []string{aguiSDK}},
 	"pkg/bridges/a2a":            {allow: []string{module}, sdks: []string{a2aSDK}},
@@ -138,6 +155,14 @@ func TestImportRules(t *testing.T) {
 		t.Fatalf("did not find the root package, the scripted adapter and pkg/delegation: %v", keys(pkgs))
 	}
 	for dir, files := range pkgs {
+		for _, imp := range imports(files) {
+			if hasPrefixAny(imp, testSupport...) && !isTestSupport(dir) {
+				t.Errorf("%s imports %s: test support is imported by tests only, never by the product", dir, imp)
+			}
+			if dir == "internal/testenv" && hasPrefixAny(imp, module) {
+				t.Errorf("internal/testenv imports %s: it imports the standard library only, so every test can use it", imp)
+			}
+		}
 		if strings.HasPrefix(dir, "pkg/adapters/") {
 			forbidden := []string{module + "/pkg/bridges", module + "/pkg/delegation", module + "/pkg/clients", a2aSDK, aguiSDK}
 			if dir != "pkg/adapters/scripted" {
@@ -160,7 +185,7 @@ func TestImportRules(t *testing.T) {
 		for _, imp := range imports(files) {
 			switch {
 			case imp == module || strings.HasPrefix(imp, module+"/"):
-				if imp != dir && !slices.ContainsFunc(rule.allow, func(a string) bool { return imp == a || (a != module && strings.HasPrefix(imp, a+"/")) }) {
+				if !slices.Contains(rule.allow, imp) {
 					t.Errorf("%s imports %s: its layer allows only %v", dir, imp, rule.allow)
 				}
 			case hasPrefixAny(imp, protocolSDKs...):
@@ -198,7 +223,7 @@ func TestLeafDependencies(t *testing.T) {
 }
 
 // TestCoreHasNoProtocolTypes checks that the core SDK does not grow A2A,
-// AG-UI or delegation types (SPEC §20.2).
+// AG-UI or delegation types (docs/design.md#layering).
 func TestCoreHasNoProtocolTypes(t *testing.T) {
 	root, _ := filepath.Abs("../..")
 	fset := token.NewFileSet()

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -182,7 +183,7 @@ func TestRawStreamAndClose(t *testing.T) {
 	go func() { h.Close(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(testenv.WaitTimeout):
 		t.Fatal("Close blocked on a hanging task")
 	}
 }

@@ -1,6 +1,7 @@
 package fakemodel
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,6 +32,14 @@ func (s *Server) SetFallback(t Turn) {
 // Requests returns a copy of the model requests received so far (HEAD probes
 // included), oldest first.
 func (s *Server) Requests() []Request { return s.s.requests() }
+
+// AwaitRequests blocks until cond holds for the requests received so far
+// (oldest first, as [Server.Requests] returns them) and returns them; cond
+// is checked again after every request. It returns ctx's error, with the
+// requests so far, when ctx ends first.
+func (s *Server) AwaitRequests(ctx context.Context, cond func([]Request) bool) ([]Request, error) {
+	return s.s.await(ctx, cond)
+}
 
 // Pending reports how many queued turns were not used yet.
 func (s *Server) Pending() int { return s.s.pending() }

@@ -162,3 +162,34 @@ func TestMCPServiceRevokesTokens(t *testing.T) {
 		t.Errorf("revoked token: %d", st)
 	}
 }
+
+func TestAwaitRequests(t *testing.T) {
+	a := NewAnthropic(Turn{Text: "one"}, Turn{Text: "two"})
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	twoCalls := func(rs []Request) bool { return len(ModelRequests(rs)) >= 2 }
+	done := make(chan []Request, 1)
+	go func() {
+		rs, err := a.AwaitRequests(ctx, twoCalls)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- rs
+	}()
+	for range 2 {
+		post(t, a.URL+"/v1/messages", `{"messages":[{"role":"user","content":"hi"}]}`)
+	}
+	if rs := <-done; len(ModelRequests(rs)) != 2 {
+		t.Errorf("got %d model requests, want 2", len(ModelRequests(rs)))
+	}
+	// Already true: returns at once. Never true: returns with ctx's error.
+	if _, err := a.AwaitRequests(ctx, twoCalls); err != nil {
+		t.Error(err)
+	}
+	short, cancelShort := context.WithCancel(ctx)
+	cancelShort()
+	if _, err := a.AwaitRequests(short, func([]Request) bool { return false }); err != context.Canceled {
+		t.Errorf("err %v, want context.Canceled", err)
+	}
+}

@@ -3,6 +3,7 @@ package fakemodel
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -80,9 +81,7 @@ func (s *MCPService) record(req *mcp.CallToolRequest, tool string, args map[stri
 		runID = req.Extra.TokenInfo.UserID
 	}
 	meta := map[string]any{}
-	for k, v := range req.Params.GetMeta() {
-		meta[k] = v
-	}
+	maps.Copy(meta, req.Params.GetMeta())
 	s.mu.Lock()
 	s.calls = append(s.calls, ToolCallRecord{RunID: runID, Tool: tool, Args: args, Meta: meta})
 	s.mu.Unlock()

@@ -1,6 +1,7 @@
 package fakemodel
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -68,6 +69,7 @@ type script struct {
 	fallback Turn
 	log      []Request
 	seq      int
+	logged   chan struct{} // closed by the next record; nil until awaited
 }
 
 func (s *script) enqueue(turns ...Turn) {
@@ -91,12 +93,37 @@ func (s *script) record(r Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.log = append(s.log, r)
+	if s.logged != nil {
+		close(s.logged)
+		s.logged = nil
+	}
 }
 
 func (s *script) requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Request(nil), s.log...)
+}
+
+// await blocks until cond holds for the log or ctx ends.
+func (s *script) await(ctx context.Context, cond func([]Request) bool) ([]Request, error) {
+	for {
+		s.mu.Lock()
+		log := append([]Request(nil), s.log...)
+		if s.logged == nil {
+			s.logged = make(chan struct{})
+		}
+		next := s.logged
+		s.mu.Unlock()
+		if cond(log) {
+			return log, nil
+		}
+		select {
+		case <-next:
+		case <-ctx.Done():
+			return log, ctx.Err()
+		}
+	}
 }
 
 func (s *script) pending() int {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/testenv"
 	"go.uber.org/goleak"
 )
 
@@ -87,13 +88,7 @@ func TestServeAsRemoteAGUIAgent(t *testing.T) {
 			if !bytes.Contains(rest, []byte(`"name":"subagent.cancelled"`)) || !bytes.Contains(rest, []byte(`"code":"cancelled"`)) {
 				t.Fatalf("after cancel: %s", rest)
 			}
-			deadline := time.Now().Add(30 * time.Second)
-			for hb.ActiveRuns() > 0 {
-				if time.Now().After(deadline) {
-					t.Fatal("the remote host's run was not cancelled")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			testenv.WaitUntil(t, "the remote host's run to be cancelled", func() bool { return hb.ActiveRuns() == 0 })
 			http.DefaultClient.CloseIdleConnections()
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/internal/testenv"
 )
 
 // TestBrowserEndToEnd drives the embedded web UI in Debian's Chromium with
@@ -21,18 +22,10 @@ import (
 // Screenshots land in $SCREENSHOT_DIR (default tests/browser/out).
 func TestBrowserEndToEnd(t *testing.T) {
 	root, _ := filepath.Abs("../..")
-	missing := ""
-	if _, err := exec.LookPath("chromium"); err != nil {
-		missing = "chromium"
-	} else if _, err := os.Stat(filepath.Join(root, "tests/browser/node_modules/playwright-core")); err != nil {
-		missing = "tests/browser/node_modules"
-	}
-	if missing != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s missing in CI: run scripts/deps.sh", missing)
-		}
-		t.Skipf("%s missing: run scripts/deps.sh", missing)
-	}
+	_, err := exec.LookPath("chromium")
+	testenv.Require(t, "Debian's chromium", err)
+	_, err = os.Stat(filepath.Join(root, "tests/browser/node_modules/playwright-core"))
+	testenv.Require(t, "playwright-core in tests/browser/node_modules", err)
 	h, err := host.New(context.Background(), nil, host.Options{StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	"go.uber.org/goleak"
 )
@@ -170,13 +171,8 @@ func TestShutdownCancelsActiveRuns(t *testing.T) {
 // reconnect grace) with its child process gone.
 func TestHTTPAgentAgainstServe(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	root, _ := filepath.Abs("../..")
-	if _, err := os.Stat(filepath.Join(root, "node_modules/@ag-ui/client")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("node_modules missing in CI: run scripts/deps.sh")
-		}
-		t.Skip("node_modules missing: run scripts/deps.sh")
-	}
+	root, err := testenv.NodePackages("@ag-ui/client")
+	testenv.Require(t, "node and @ag-ui/client", err)
 	h, srv := newHost(t, &hostconfig.Config{ReconnectGrace: hostconfig.Duration(50 * time.Millisecond)})
 	node := func(args ...string) []byte {
 		cmd := exec.Command("node", append([]string{filepath.Join(root, "tests/node/httpagent-run.mjs"), srv.URL + "/agui"}, args...)...)
@@ -192,11 +188,5 @@ func TestHTTPAgentAgainstServe(t *testing.T) {
 		t.Fatalf("HttpAgent summary: %s", out)
 	}
 	node("--run-id", "run-abort", "--abort-after-event", "TOOL_CALL_START")
-	deadline := time.Now().Add(30 * time.Second)
-	for h.ActiveRuns() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the aborted run was not cancelled")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.WaitUntil(t, "the aborted run to be cancelled", func() bool { return h.ActiveRuns() == 0 })
 }

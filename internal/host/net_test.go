@@ -6,18 +6,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/seed0634/agentadaptor/internal/testenv"
 )
 
 func netListen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
 
 func nodeValidate(t *testing.T, stream []byte) {
 	t.Helper()
-	root, _ := filepath.Abs("../..")
-	if _, err := os.Stat(filepath.Join(root, "node_modules/@ag-ui/core")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("node_modules missing in CI: run scripts/deps.sh")
-		}
-		t.Log("node_modules missing: skipping the @ag-ui/core validation")
+	root, err := testenv.NodePackages("@ag-ui/core")
+	if !testenv.Want(t, "node and @ag-ui/core", err) {
 		return
 	}
 	f := filepath.Join(t.TempDir(), "stream.sse")

@@ -1,5 +1,6 @@
 // Package hostconfig reads the host configuration file of `agentadaptor
-// serve` (DESIGN §3): the listen address, the parent adapter and the remote
+// serve` (its user reference: README.md#host-configuration-config): the
+// listen address, the parent adapter and the remote
 // agent registry. Decoding is strict: an unknown field is an error naming the
 // field and its line. It validates shapes only; the delegation package owns
 // the registry's meaning.

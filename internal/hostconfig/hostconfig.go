@@ -69,7 +69,7 @@ type Agent struct {
 	Policy    Policy `yaml:"policy"`
 }
 
-// Policy is an agent's delegation policy (SPEC §12).
+// Policy is an agent's delegation policy (docs/design.md#registry-and-policy).
 type Policy struct {
 	AllowedTenants       []string `yaml:"allowed_tenants"`
 	MaxTimeout           Duration `yaml:"max_timeout"`
@@ -79,8 +79,9 @@ type Policy struct {
 	AllowInputRequired   *bool    `yaml:"allow_input_required"`
 	AllowRemoteArtifacts *bool    `yaml:"allow_remote_artifacts"`
 	RequireStreaming     bool     `yaml:"require_streaming"`
-	// Context is ephemeral (default), sticky_per_parent_thread_agent or
-	// sticky_per_run_agent (SPEC §14).
+	// Context is the context policy (docs/design.md#context-policies):
+	// ephemeral (default), sticky_per_parent_thread_agent or
+	// sticky_per_run_agent.
 	Context    string `yaml:"context"`
 	AuditLevel string `yaml:"audit_level"`
 }

@@ -1,7 +1,6 @@
 package realcli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seed0634/agentadaptor/internal/testenv"
 )
 
 // The CLIs this package knows.
@@ -19,23 +20,8 @@ const (
 )
 
 // RepoRoot walks up from the working directory to the directory holding
-// go.mod.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("realcli: go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
+// go.mod (see testenv.RepoRoot).
+func RepoRoot() (string, error) { return testenv.RepoRoot() }
 
 // Find returns the absolute path of the named CLI installed under the
 // repository's node_modules. For Claude it prefers the native binary of the
@@ -69,7 +55,7 @@ func Find(name string) (string, error) {
 		}
 		return p, nil
 	}
-	return "", fmt.Errorf("realcli: %s not installed (%s); run the deps script (npm ci && node node_modules/@anthropic-ai/claude-code/install.cjs)", name, strings.Join(reasons, "; "))
+	return "", fmt.Errorf("realcli: %s not installed (%s)", name, strings.Join(reasons, "; "))
 }
 
 // Version runs `<path> --version` and returns its trimmed output.
@@ -83,12 +69,7 @@ func Version(path string) (string, error) {
 func Require(t testing.TB, name string) string {
 	t.Helper()
 	p, err := Find(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v", err)
-		}
-		t.Skipf("%v", err)
-	}
+	testenv.Require(t, "the "+name+" CLI", err)
 	return p
 }
 
@@ -122,26 +103,16 @@ func Cmdlines(substr string) map[int]string {
 // passes, and returns what still matches. Killed processes can take a moment
 // to leave /proc; this is a bound, not a timing assertion.
 func WaitGone(substr string, timeout time.Duration) map[int]string {
-	deadline := time.Now().Add(timeout)
-	for {
-		procs := Cmdlines(substr)
-		if len(procs) == 0 || time.Now().After(deadline) {
-			return procs
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var procs map[int]string
+	testenv.Poll(timeout, func() bool { procs = Cmdlines(substr); return len(procs) == 0 })
+	return procs
 }
 
 // WaitFor polls Cmdlines(substr) until some process matches or timeout
 // passes (a process in the middle of an exec can briefly show an empty
 // command line), and returns the matches.
 func WaitFor(substr string, timeout time.Duration) map[int]string {
-	deadline := time.Now().Add(timeout)
-	for {
-		procs := Cmdlines(substr)
-		if len(procs) > 0 || time.Now().After(deadline) {
-			return procs
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var procs map[int]string
+	testenv.Poll(timeout, func() bool { procs = Cmdlines(substr); return len(procs) > 0 })
+	return procs
 }

@@ -1,10 +1,12 @@
 // Package realmode holds the offline end-to-end proof of the product's real
-// mode (SPEC §27, §23 phase 5): a real Claude Code parent, driven by the
-// host's AG-UI endpoint, delegates through the a2a-delegation MCP tool to a
-// real Codex exposed over A2A by a separate `agentadaptor a2a serve
-// --adapter codex` process, with both CLIs pointed at scriptable fake model
-// servers on loopback (internal/fakemodel), so the test needs no network and
-// no credentials.
+// mode, the Claude -> Codex example of
+// examples/streaming-chat-copilotkit/README.md (part of the acceptance in
+// docs/design.md#layering): a real Claude Code parent, driven by the host's
+// AG-UI endpoint, delegates through the a2a-delegation MCP tool to a real
+// Codex exposed over A2A by a separate `agentadaptor a2a serve --adapter
+// codex` process, with both CLIs pointed at scriptable fake model servers on
+// loopback (internal/fakemodel), so the test needs no network and no
+// credentials.
 //
 // The package has tests only. They need the CLIs installed by the
 // repository's deps script (node_modules/.bin/claude and codex): without

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +27,7 @@ import (
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/realcli"
+	"github.com/seed0634/agentadaptor/internal/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/claude"
 )
 
@@ -43,7 +44,8 @@ const (
 	runInput       = `{"threadId":"thread-realmode-1","runId":"` + clientRunID + `","messages":[{"id":"u1","role":"user","content":"Please get the change reviewed by Codex."}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`
 )
 
-// TestClaudeDelegatesToCodexOverA2A is the product proof of SPEC §27: a real
+// TestClaudeDelegatesToCodexOverA2A is the product proof of the Claude ->
+// Codex example (examples/streaming-chat-copilotkit/README.md): a real
 // Claude Code parent behind the host's /agui endpoint calls
 // delegate_to_agent; the host delegates over A2A to a real Codex served by a
 // separate `agentadaptor a2a serve --adapter codex` process; the Codex run
@@ -454,62 +456,65 @@ apps = false
 	env := cleanEnv("HOME", "CODEX_HOME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY")
 	env = append(env, "HOME="+home, "CODEX_HOME="+codexHome, "REALMODE_FAKE_OPENAI_KEY=test-key")
 
-	var lastErr string
-	for attempt := 0; attempt < 3; attempt++ {
-		addr := freeAddr(t)
-		s := &a2aServer{log: &syncBuffer{}, done: make(chan struct{})}
-		args := append([]string{"a2a", "serve", "--adapter", "codex", "--binary", codexBin, "--addr", addr,
-			"--name", "Codex reviewer", "--work-dir", work, "--timeout", "90s"}, extraArgs...)
-		s.cmd = exec.Command(bin, args...)
-		s.cmd.Dir = work
-		s.cmd.Env = env
-		s.cmd.Stdout = s.log
-		s.cmd.Stderr = s.log
-		if err := s.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { s.waitErr = s.cmd.Wait(); close(s.done) }()
-		s.cardURL = "http://" + addr + "/.well-known/agent-card.json"
-		if err := waitCard(s); err != nil {
-			lastErr = fmt.Sprintf("%v\n%s", err, s.log.String())
-			_ = s.stop()
-			continue // most likely the free port was taken meanwhile
-		}
-		t.Cleanup(func() {
-			if err := s.stop(); err != nil {
-				t.Logf("a2a serve: %v", err)
-			}
-		})
-		return s
+	// Port 0: the server picks a free port and prints its card URL.
+	s := &a2aServer{log: &syncBuffer{}, done: make(chan struct{})}
+	args := append([]string{"a2a", "serve", "--adapter", "codex", "--binary", codexBin, "--addr", "127.0.0.1:0",
+		"--name", "Codex reviewer", "--work-dir", work, "--timeout", "90s"}, extraArgs...)
+	s.cmd = exec.Command(bin, args...)
+	s.cmd.Dir = work
+	s.cmd.Env = env
+	s.cmd.Stdout = s.log
+	s.cmd.Stderr = s.log
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("agentadaptor a2a serve did not come up: %s", lastErr)
-	return nil
+	go func() { s.waitErr = s.cmd.Wait(); close(s.done) }()
+	t.Cleanup(func() {
+		if err := s.stop(); err != nil {
+			t.Logf("a2a serve: %v", err)
+		}
+	})
+	if err := waitCard(s); err != nil {
+		t.Fatalf("agentadaptor a2a serve did not come up: %v\n%s", err, s.log.String())
+	}
+	return s
 }
 
-// waitCard polls the agent card until it is served or the process exits.
+// cardLine is what a2a serve prints once it listens.
+var cardLine = regexp.MustCompile(`agent card at (http://\S+)`)
+
+// waitCard waits until the server prints its card URL (it listens by
+// then) or exits, sets s.cardURL and checks the card it serves.
 func waitCard(s *a2aServer) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	timeout := time.After(testenv.WaitTimeout)
+	for {
+		written := s.log.nextWrite()
+		if m := cardLine.FindStringSubmatch(s.log.String()); m != nil {
+			s.cardURL = m[1]
+			break
+		}
 		select {
+		case <-written:
 		case <-s.done:
 			return fmt.Errorf("a2a serve exited: %v", s.waitErr)
-		default:
+		case <-timeout:
+			return fmt.Errorf("no agent card URL printed within %v", testenv.WaitTimeout)
 		}
-		resp, err := http.Get(s.cardURL)
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			var card map[string]any
-			if resp.StatusCode == http.StatusOK && json.Unmarshal(b, &card) == nil {
-				if card["name"] != "Codex reviewer" {
-					return fmt.Errorf("agent card name %v, want Codex reviewer", card["name"])
-				}
-				return nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	return errors.New("no agent card within 30s")
+	resp, err := http.Get(s.cardURL)
+	if err != nil {
+		return err
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var card map[string]any
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &card) != nil {
+		return fmt.Errorf("agent card: status %d: %s", resp.StatusCode, b)
+	}
+	if card["name"] != "Codex reviewer" {
+		return fmt.Errorf("agent card name %v, want Codex reviewer", card["name"])
+	}
+	return nil
 }
 
 // stop interrupts the server like Ctrl-C and waits for it (killing it after
@@ -704,23 +709,15 @@ func find(evs []event, from int, ok func(event) bool) int {
 // (tests/node/validate-agui.mjs), as internal/host's tests do.
 func nodeValidate(t *testing.T, stream []byte) {
 	t.Helper()
-	repo, err := realcli.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, lookErr := exec.LookPath("node")
-	if _, err := os.Stat(filepath.Join(repo, "node_modules/@ag-ui/core")); err != nil || lookErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("node or node_modules missing in CI: run scripts/deps.sh")
-		}
-		t.Log("node or node_modules missing: skipping the @ag-ui/core validation")
+	repo, err := testenv.NodePackages("@ag-ui/core")
+	if !testenv.Want(t, "node and @ag-ui/core", err) {
 		return
 	}
 	f := filepath.Join(t.TempDir(), "stream.sse")
 	if err := os.WriteFile(f, stream, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, filepath.Join(repo, "tests/node/validate-agui.mjs"), f)
+	cmd := exec.Command("node", filepath.Join(repo, "tests/node/validate-agui.mjs"), f)
 	cmd.Dir = repo
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("Node AG-UI validation failed: %v\n%s", err, out)
@@ -743,17 +740,6 @@ func cleanEnv(drop ...string) []string {
 		}
 	}
 	return out
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
 }
 
 // processesUnder returns the processes (other than this one) whose
@@ -780,26 +766,37 @@ func processesUnder(root string) map[int]string {
 // waitNoProcesses polls until no process under root remains (a bound, not a
 // timing assertion) and returns what is left.
 func waitNoProcesses(root string, timeout time.Duration) map[int]string {
-	deadline := time.Now().Add(timeout)
-	for {
-		left := processesUnder(root)
-		if len(left) == 0 || time.Now().After(deadline) {
-			return left
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var left map[int]string
+	testenv.Poll(timeout, func() bool { left = processesUnder(root); return len(left) == 0 })
+	return left
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers and readers.
+// syncBuffer is a bytes.Buffer safe for concurrent writers and readers,
+// which can wait for the next write.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed by the next Write
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
 	return s.b.Write(p)
+}
+
+// nextWrite returns a channel closed by the next Write.
+func (s *syncBuffer) nextWrite() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.written == nil {
+		s.written = make(chan struct{})
+	}
+	return s.written
 }
 
 func (s *syncBuffer) String() string {

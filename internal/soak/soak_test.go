@@ -1,4 +1,5 @@
-// Package soak_test is the DESIGN §6 load driver: 1,000 concurrent
+// Package soak_test is the load driver of the soak figures in
+// docs/benchmarks.md: 1,000 concurrent
 // delegations over 100 parent runs, through the real SDK (shell parents kept
 // alive), the delegation service (Service.Delegate with each run's context),
 // fake A2A agents on loopback, the MemoryBus and the subagentstream mux. It
@@ -42,7 +43,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -52,6 +52,7 @@ import (
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/shellagent"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
 	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
@@ -70,7 +71,8 @@ const (
 
 func init() { _ = os.Setenv(tokenEnv, agentToken) }
 
-// TestSoak is the DESIGN §6 load driver (AGENTADAPTOR_SOAK=1 to run).
+// TestSoak is the load driver of docs/benchmarks.md's soak
+// (AGENTADAPTOR_SOAK=1 to run).
 func TestSoak(t *testing.T) {
 	if os.Getenv(soakEnv) != "1" {
 		t.Skipf("load driver: set %s=1 to run it", soakEnv)
@@ -182,52 +184,31 @@ func (r report) String() string {
 
 // ---- the parent: a /bin/sh script printing StreamPayload JSON lines ----
 
-// shellParent runs Options["script"] with /bin/sh; the script blocks on a
-// FIFO (no polling: 100 parents must not cost CPU while they wait).
-type shellParent struct{}
-
-func (shellParent) Name() string { return "soak-shell" }
-
-func (shellParent) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (*agentadaptor.Invocation, error) {
-	return &agentadaptor.Invocation{Path: "/bin/sh", Args: []string{"-c", req.Options["script"]}, Parser: jsonParser{}}, nil
-}
-
-type jsonParser struct{}
-
-func (jsonParser) ParseLine(b []byte, emit agentadaptor.Emitter) error {
-	var p agentadaptor.StreamPayload
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	emit(p)
-	return nil
-}
-
-func (jsonParser) Finish(agentadaptor.ExitStatus, agentadaptor.Emitter) agentadaptor.Outcome {
-	return agentadaptor.Outcome{}
-}
+// newParent is the parents' adapter (internal/shellagent): each run's
+// script, its "script" option, blocks at a FIFO gate (no polling: 100
+// parents must not cost CPU while they wait).
+func newParent() *shellagent.Adapter { return &shellagent.Adapter{AdapterName: "soak-shell"} }
 
 func toolCallID(j int) string { return fmt.Sprintf("toolu_%02d", j) }
 
-// parentScript: perRun delegate_to_agent tool calls, wait for the FIFO,
+// parentScript: perRun delegate_to_agent tool calls, wait at the gate,
 // their results, a closing answer.
-func parentScript(perRun int, fifo string) string {
-	var lines []string
-	echo := func(p agentadaptor.StreamPayload) {
-		b, _ := json.Marshal(p)
-		lines = append(lines, "echo '"+string(b)+"'")
+func parentScript(perRun int, gate shellagent.Gate) string {
+	var starts, results []agentadaptor.StreamPayload
+	for j := range perRun {
+		starts = append(starts, agentadaptor.StreamPayload{Kind: agentadaptor.KindToolCallStart, ToolCallID: toolCallID(j), ToolName: "delegate_to_agent"})
+		results = append(results, agentadaptor.StreamPayload{Kind: agentadaptor.KindToolCallResult, ToolCallID: toolCallID(j), ToolResult: `{"status":"done"}`})
 	}
-	for j := 0; j < perRun; j++ {
-		echo(agentadaptor.StreamPayload{Kind: agentadaptor.KindToolCallStart, ToolCallID: toolCallID(j), ToolName: "delegate_to_agent"})
-	}
-	lines = append(lines, "read _release < '"+fifo+"'")
-	for j := 0; j < perRun; j++ {
-		echo(agentadaptor.StreamPayload{Kind: agentadaptor.KindToolCallResult, ToolCallID: toolCallID(j), ToolResult: `{"status":"done"}`})
-	}
-	echo(agentadaptor.StreamPayload{Kind: agentadaptor.KindTextStart, MessageID: "answer"})
-	echo(agentadaptor.StreamPayload{Kind: agentadaptor.KindTextDelta, MessageID: "answer", Delta: "All delegations ended."})
-	echo(agentadaptor.StreamPayload{Kind: agentadaptor.KindTextEnd, MessageID: "answer"})
-	return strings.Join(lines, "\n")
+	return shellagent.Script(
+		shellagent.Print(starts...),
+		gate.Wait(),
+		shellagent.Print(results...),
+		shellagent.Print(
+			agentadaptor.StreamPayload{Kind: agentadaptor.KindTextStart, MessageID: "answer"},
+			agentadaptor.StreamPayload{Kind: agentadaptor.KindTextDelta, MessageID: "answer", Delta: "All delegations ended."},
+			agentadaptor.StreamPayload{Kind: agentadaptor.KindTextEnd, MessageID: "answer"},
+		),
+	)
 }
 
 // ---- bookkeeping ----
@@ -236,7 +217,7 @@ type runRec struct {
 	idx      int
 	h        *agentadaptor.RunHandle
 	aguiRun  string
-	release  *os.File
+	release  shellagent.Gate
 	sub      *subagentstream.Subscriber
 	busSub   *delegation.Subscription
 	startsCh chan struct{} // closed once every tool call start frame was seen
@@ -438,7 +419,7 @@ func runSoak(tb testing.TB, cfg config) report {
 	// service ensured for each (its run context is what Delegate binds to),
 	// each with a mux stream subscribed from the start and a raw bus
 	// subscriber beside it.
-	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(shellParent{}))
+	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(newParent()))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -455,24 +436,13 @@ func runSoak(tb testing.TB, cfg config) report {
 				_ = r.h.Cancel(cctx)
 				cancel()
 			}
-			if r.release != nil {
-				_ = r.release.Close()
-			}
 		}
 	}()
 	for i := range runs {
 		r := &runRec{idx: i, aguiRun: fmt.Sprintf("agui-run-%03d", i), startsCh: make(chan struct{}), muxDone: make(chan struct{}), busDone: make(chan struct{})}
 		runs[i] = r
-		fifo := filepath.Join(dir, fmt.Sprintf("release-%03d", i))
-		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-			tb.Fatal(err)
-		}
-		// O_RDWR on a FIFO does not block on Linux, and keeps the
-		// parent's `read < fifo` open from blocking.
-		if r.release, err = os.OpenFile(fifo, os.O_RDWR, 0); err != nil {
-			tb.Fatal(err)
-		}
-		r.h, err = sdk.Start(ctx, "delegate", agentadaptor.WithAdapterOption("script", parentScript(cfg.PerRun, fifo)),
+		r.release = shellagent.Gate(filepath.Join(dir, fmt.Sprintf("release-%03d", i)))
+		r.h, err = sdk.Start(ctx, "delegate", agentadaptor.WithAdapterOption(shellagent.OptionScript, parentScript(cfg.PerRun, r.release)),
 			agentadaptor.WithStreaming(), agentadaptor.WithSessionKey(fmt.Sprintf("chat-%03d", i)),
 			agentadaptor.WithRuntimeServices(tools.RuntimeService()))
 		if err != nil {
@@ -615,9 +585,7 @@ func runSoak(tb testing.TB, cfg config) report {
 		if !d.hang {
 			normalLeft.Add(1)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer close(d.done)
 			d.start = time.Now()
 			d.res = svc.Delegate(d.ctx, delegator.Request{RunID: d.run.h.RunID(), SessionKey: fmt.Sprintf("chat-%03d", d.run.idx),
@@ -631,7 +599,7 @@ func runSoak(tb testing.TB, cfg config) report {
 			if !d.hang {
 				normalLeft.Add(-1)
 			}
-		}()
+		})
 	}
 	// Midway: once every hanging task exists remotely, cancel the parents'
 	// contexts of the hanging delegations.
@@ -681,13 +649,10 @@ func runSoak(tb testing.TB, cfg config) report {
 
 	// Let the parents answer and end; their streams end after RUN_FINISHED.
 	for _, r := range runs {
-		if _, err := r.release.WriteString("go\n"); err != nil {
-			tb.Fatal(err)
-		}
+		r.release.Release(tb)
 	}
 	for _, r := range runs {
 		res, err := r.h.Wait(ctx)
-		_ = r.release.Close()
 		if err != nil || res == nil {
 			e.add("parent", "run %d: Wait: %v", r.idx, err)
 		}
@@ -953,10 +918,8 @@ func checkRemote(ctx context.Context, e *errs, servers []*fakea2a.Server, specs 
 	}
 	jobs := make(chan *delRec)
 	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range 8 {
+		wg.Go(func() {
 			for d := range jobs {
 				id := d.res.RemoteTaskID
 				task, err := clients[d.server].GetTask(ctx, a2aclient.GetTaskRequest{TaskID: a2a.TaskID(id)})
@@ -972,7 +935,7 @@ func checkRemote(ctx context.Context, e *errs, servers []*fakea2a.Server, specs 
 					e.add("remote-state", "delegation %s: remote task %s is %s, want %s", d.res.DelegationID, id, task.Status.State, want)
 				}
 			}
-		}()
+		})
 	}
 	for _, d := range dels {
 		id := d.res.RemoteTaskID

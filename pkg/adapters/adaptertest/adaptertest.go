@@ -3,6 +3,7 @@ package adaptertest
 import (
 	"context"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,9 +186,7 @@ func testMCPProfile(t *testing.T, h Harness) {
 		Secrets: map[string]bool{"CONF_TOKEN": true},
 		Options: map[string]string{},
 	}
-	for k, v := range h.AdapterOptions {
-		req.Options[k] = v
-	}
+	maps.Copy(req.Options, h.AdapterOptions)
 	if err := os.MkdirAll(req.TempDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +210,8 @@ func testMCPProfile(t *testing.T, h Harness) {
 			t.Errorf("adapter copies the secret into its own Env[%s]; it must rely on the SDK's", k)
 		}
 	}
-	profile := argv
+	var profile strings.Builder
+	profile.WriteString(argv)
 	for _, dir := range []string{req.TempDir, req.WorkDir} {
 		_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
@@ -224,16 +224,16 @@ func testMCPProfile(t *testing.T, h Harness) {
 			if strings.Contains(string(data), secretValue) {
 				t.Errorf("secret value written to %s", path)
 			}
-			profile += "\x00" + string(data)
+			profile.WriteString("\x00" + string(data))
 			return nil
 		})
 	}
 	for _, key := range []string{"conf-http", "conf-stdio"} {
-		if !strings.Contains(profile, key) {
+		if !strings.Contains(profile.String(), key) {
 			t.Errorf("MCP server %q does not reach the adapter's profile (argv or per-run files)", key)
 		}
 	}
-	if !strings.Contains(profile, "CONF_TOKEN") {
+	if !strings.Contains(profile.String(), "CONF_TOKEN") {
 		t.Errorf("the bearer token variable name CONF_TOKEN does not reach the profile: the CLI could not authenticate")
 	}
 }

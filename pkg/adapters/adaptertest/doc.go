@@ -13,5 +13,17 @@
 // whole run through the SDK ([RunToEnd], [HasDiagnostic]) and
 // [CheckConfigError].
 //
-// It imports only the core SDK and the standard library.
+//	func TestConformance(t *testing.T) {
+//		a, err := mycli.New(mycli.Config{Binary: fakeCLI})
+//		...
+//		adaptertest.Run(t, adaptertest.Harness{
+//			Adapter: a,
+//			Plain:   []agentadaptor.RunOption{agentadaptor.WithAdapterOption("fixture", "plain")},
+//			Slow:    []agentadaptor.RunOption{agentadaptor.WithAdapterOption("fixture", "slow")},
+//		})
+//	}
+//
+// It owns the conformance suite and those helpers. It is test support: only
+// tests import it, never the product. It must not import anything but the
+// core SDK and the standard library, nor know any concrete adapter.
 package adaptertest

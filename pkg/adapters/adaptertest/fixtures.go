@@ -33,7 +33,7 @@ func Replay(t testing.TB, name string, p agentadaptor.Parser, exit agentadaptor.
 	var out []agentadaptor.StreamPayload
 	emit := func(sp agentadaptor.StreamPayload) { out = append(out, sp) }
 	var errs []error
-	for _, l := range bytes.Split(data, []byte("\n")) {
+	for l := range bytes.SplitSeq(data, []byte("\n")) {
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
@@ -70,7 +70,7 @@ func ParserBenchmark[P agentadaptor.Parser](b *testing.B, newParser func() P) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, l := range bytes.Split(data, []byte("\n")) {
+		for l := range bytes.SplitSeq(data, []byte("\n")) {
 			if len(bytes.TrimSpace(l)) > 0 {
 				lines = append(lines, l)
 				size += len(l) + 1

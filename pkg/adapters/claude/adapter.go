@@ -139,7 +139,7 @@ func (a *Adapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (
 	}
 	allowed = append(allowed, a.cfg.AllowedTools...)
 	if v := opt(OptionAllowedTools, ""); v != "" {
-		for _, t := range strings.Split(v, ",") {
+		for t := range strings.SplitSeq(v, ",") {
 			if t = strings.TrimSpace(t); t != "" {
 				allowed = append(allowed, t)
 			}

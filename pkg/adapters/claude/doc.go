@@ -1,8 +1,15 @@
 // Package claude is the adapter for Claude Code (`claude`, npm
 // @anthropic-ai/claude-code, checked against 2.1.197). It owns the command
-// line, the per-run MCP configuration file and the stream-json parser. It
-// imports only the core SDK and the standard library: no A2A, AG-UI, bridge
-// or delegation package.
+// line, the per-run MCP configuration file and the stream-json parser.
+//
+//	a, err := claude.New(claude.Config{Model: "sonnet", PermissionMode: "acceptEdits"})
+//	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(a))
+//	res, err := sdk.Run(ctx, "Summarize README.md.",
+//		agentadaptor.WithAdapterOption(claude.OptionMaxTurns, "5"))
+//
+// It must not import anything but the core SDK, the adapters' internal
+// helpers and the standard library (no A2A, AG-UI, bridge or delegation
+// package), and it never puts a secret on the command line or into a file.
 //
 // # Command line
 //

@@ -1,8 +1,17 @@
 // Package codex is the adapter for the OpenAI Codex CLI (`codex`, npm
 // @openai/codex, checked against 0.171.0). It owns the command line (MCP
 // servers and provider settings as -c overrides) and the parser of
-// `codex exec --json` events. It imports only the core SDK and the standard
-// library: no A2A, AG-UI, bridge or delegation package.
+// `codex exec --json` events.
+//
+//	a, err := codex.New(codex.Config{Sandbox: "read-only"})
+//	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(a))
+//	h, err := sdk.Start(ctx, "Review the diff in this directory.",
+//		agentadaptor.WithWorkDir(repo), agentadaptor.WithSessionKey("review-42"))
+//
+// It must not import anything but the core SDK, the adapters' internal
+// helpers and the standard library (no A2A, AG-UI, bridge or delegation
+// package), and it never puts a secret on the command line (argv is
+// world-readable).
 //
 // # Command line
 //

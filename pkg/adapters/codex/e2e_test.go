@@ -1,6 +1,7 @@
 package codex_test
 
 import (
+	"context"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/seed0634/agentadaptor/internal/clie2e"
 	"github.com/seed0634/agentadaptor/internal/fakemodel"
 	"github.com/seed0634/agentadaptor/internal/realcli"
+	"github.com/seed0634/agentadaptor/internal/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/adaptertest"
 	"github.com/seed0634/agentadaptor/pkg/adapters/codex"
 )
@@ -88,16 +90,25 @@ func TestE2EMCPToolWithRunToken(t *testing.T) {
 
 func TestE2ECancelMidStream(t *testing.T) {
 	e := newE2E(t, codex.Config{}, fakemodel.Turn{Text: "one two three four five six", Chunks: 6, Delay: 2 * time.Second})
-	// Wait until the model is streaming its answer.
+	// Wait until the model is streaming its answer (slowly: a chunk every
+	// 2s). codex exec --json prints no text before the message is whole, so
+	// the model server's log is what tells.
 	midStream := func(h *agentadaptor.RunHandle) {
+		ctx, cancel := context.WithTimeout(clie2e.Context(t), testenv.WaitTimeout)
+		defer cancel()
+		go func() { // stop waiting when the run ends without calling the model
+			select {
+			case <-h.Done():
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		calledModel := func(rs []fakemodel.Request) bool { return len(fakemodel.ModelRequests(rs)) > 0 }
+		if _, err := e.model.AwaitRequests(ctx, calledModel); err != nil {
+			t.Fatalf("codex never called the model: %v", err)
+		}
 		if procs := realcli.WaitFor(e.modelArgv(h), 5*time.Second); len(procs) == 0 {
 			t.Errorf("codex is not running")
-		}
-		for deadline := time.Now().Add(30 * time.Second); len(fakemodel.ModelRequests(e.model.Requests())) == 0; {
-			if time.Now().After(deadline) {
-				t.Fatal("codex never called the model")
-			}
-			time.Sleep(20 * time.Millisecond)
 		}
 	}
 	e.CancelMidStream(clie2e.Context(t), t, "talk slowly", midStream, e.modelArgv)

@@ -3,8 +3,18 @@
 // its stream-json format is pinned in testdata fixtures built from Cursor's
 // public documentation (cursor.com/docs/cli/reference/output-format);
 // thinking events and the mcpToolCall shape follow community-observed output
-// and are handled defensively. It imports only the core SDK and the standard
-// library: no A2A, AG-UI, bridge or delegation package.
+// and are handled defensively. It owns the command line, the run's entries
+// in the workspace's .cursor/mcp.json (and restoring the user's file) and the
+// stream-json parser.
+//
+//	a, err := cursor.New(cursor.Config{})
+//	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(a))
+//	res, err := sdk.Run(ctx, "Fix the failing test.", agentadaptor.WithWorkDir(workspace))
+//
+// It must not import anything but the core SDK, the adapters' internal
+// helpers and the standard library (no A2A, AG-UI, bridge or delegation
+// package), must not leave the user's mcp.json changed after a run, and never
+// writes a secret into it.
 //
 // # Command line
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,13 +115,9 @@ func (w *workspace) installLocked(servers map[string]any) error {
 	}
 	merged := map[string]any{}
 	if existing, ok := doc["mcpServers"].(map[string]any); ok {
-		for k, v := range existing {
-			merged[k] = v
-		}
+		maps.Copy(merged, existing)
 	}
-	for k, v := range servers {
-		merged[k] = v
-	}
+	maps.Copy(merged, servers)
 	doc["mcpServers"] = merged
 	data, _ := json.MarshalIndent(doc, "", "  ")
 	tmp := w.path + ".agentadaptor-tmp"

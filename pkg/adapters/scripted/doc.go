@@ -1,6 +1,16 @@
 // Package scripted is the deterministic scripted agent: an adapter whose child
 // process performs a scenario of steps instead of asking a model. It is the
 // embedded default of `agentadaptor serve` and the workhorse of the tests.
+// It owns the scenario format, the agent (the child's side) and the adapter
+// that starts it.
+//
+//	func main() {
+//		scripted.MaybeRunAgent() // first: this binary is also the agent
+//		a, err := scripted.New(scripted.Config{ScenarioData: []byte("- say: Hello!\n")})
+//		sdk, err := agentadaptor.New(agentadaptor.WithAdapters(a))
+//		res, err := sdk.Run(ctx, "hi")
+//		...
+//	}
 //
 // The child is a real process (the host binary re-executed with
 // AGENTADAPTOR_SCRIPTED_AGENT=1; see [MaybeRunAgent]) that reads its MCP
@@ -48,6 +58,7 @@
 // Artifacts and questions become custom payloads [PayloadArtifact] and
 // [PayloadInputRequired].
 //
-// This package imports only the core SDK and the MCP client SDK; it knows
-// nothing of A2A, AG-UI, bridges or delegation.
+// This package must not import anything but the core SDK, the adapters'
+// internal helpers and the MCP client SDK; it knows nothing of A2A, AG-UI,
+// bridges or delegation, and never asks a model.
 package scripted

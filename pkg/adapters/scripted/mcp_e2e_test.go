@@ -19,7 +19,8 @@ import (
 
 // runScopedMCP is a RuntimeServiceManager in the shape of the delegation MCP
 // server: one loopback MCP endpoint, and per run a bearer token that
-// identifies the run while it is live (SPEC §7 Option A).
+// identifies the run while it is live (Option A of
+// docs/design.md#run-scoped-mcp-context).
 type runScopedMCP struct {
 	srv *httptest.Server
 
@@ -273,10 +274,8 @@ func TestConcurrentScriptedRuns(t *testing.T) {
 	a, _ := scripted.New(scripted.Config{Scenario: scenario, StateDir: t.TempDir()})
 	sdk, _ := agentadaptor.New(agentadaptor.WithAdapters(a))
 	var wg sync.WaitGroup
-	for i := 0; i < 50; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range 50 {
+		wg.Go(func() {
 			h, err := sdk.Start(ctx, "x", agentadaptor.WithRuntimeServices(m), agentadaptor.WithStreaming())
 			if err != nil {
 				t.Error(err)
@@ -288,7 +287,7 @@ func TestConcurrentScriptedRuns(t *testing.T) {
 			if res.Status != agentadaptor.StatusCompleted || res.Output != h.RunID() {
 				t.Errorf("run %s: %s output %q (%v)", h.RunID(), res.Status, res.Output, res.Failure)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	m.mu.Lock()

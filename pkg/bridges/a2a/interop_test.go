@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/seed0634/agentadaptor/internal/testenv"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
 	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
 )
@@ -23,22 +24,8 @@ import (
 // skips the interop checks silently.
 func jsSDK(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	missing := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		missing = "node is not on PATH"
-	} else if _, err := os.Stat(filepath.Join(root, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
-		missing = "node_modules/@a2a-js/sdk is missing (run `npm ci` at the repository root)"
-	}
-	if missing != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s; CI must run the @a2a-js/sdk interop checks", missing)
-		}
-		t.Skip(missing)
-	}
+	root, err := testenv.NodePackages("@a2a-js/sdk")
+	testenv.Require(t, "node and @a2a-js/sdk", err)
 	return root
 }
 

@@ -8,6 +8,23 @@
 // carries a value; other bridges (the subagent mux) use it for their own
 // CUSTOM events.
 //
+//	for ev := range agui.WrapWithContext(ctx, h, agui.Options{ThreadID: threadID}) {
+//		b, err := ev.ToJSON() // one AG-UI event; frame and send it
+//		...
+//	}
+//
+// or, driving a Translator payload by payload:
+//
+//	tr := agui.NewTranslator(agui.Options{ThreadID: threadID})
+//	for p := range h.StreamEvents() {
+//		for _, ev := range tr.Translate(p) {
+//			...
+//		}
+//	}
+//
+// It owns the mapping from StreamPayload to AG-UI events and the guarantees
+// below; what goes on the wire, and how, belongs to pkg/bridges/sse.
+//
 // # Guarantees
 //
 // Every stream a Translator produces is valid under the AG-UI Go SDK's

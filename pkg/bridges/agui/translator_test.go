@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testenv"
 	"github.com/seed0634/agentadaptor/pkg/bridges/agui"
 )
 
@@ -475,14 +476,8 @@ func TestWrapStream(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		out := agui.WrapStream(ctx, in, testOptions())
-		deadline := time.After(10 * time.Second)
-		for len(out) < cap(out) { // wait until the goroutine is blocked on a full channel
-			select {
-			case <-deadline:
-				t.Fatal("the output channel never filled")
-			case <-time.After(time.Millisecond):
-			}
-		}
+		// Wait until the goroutine has filled the channel (and so blocks).
+		testenv.WaitUntil(t, "the output channel to fill", func() bool { return len(out) == cap(out) })
 		cancel()
 		collect(out)
 	})

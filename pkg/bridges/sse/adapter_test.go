@@ -20,6 +20,8 @@ import (
 
 	"github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/shellagent"
+	"github.com/seed0634/agentadaptor/internal/testenv"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 )
 
@@ -44,45 +46,40 @@ var scenarios = map[string]string{
 	"slow": `echo $$ > "$PIDFILE"; printf '%s\n' '{"kind":"text.delta","message_id":"m1","delta":"working"}'; exec sleep 30`,
 }
 
-// shAdapter runs the scenario scripts with /bin/sh. It records every request.
+// shAdapter is the test adapter (internal/shellagent) running the scenario
+// scripts by prompt; unknown prompts are echoed back as text. Each run gets
+// PIDFILE, the file in pidDir where the slow scenario writes its pid.
 type shAdapter struct {
+	*shellagent.Adapter
 	pidDir string
-	path   string // override of /bin/sh (a missing path makes the start fail)
-
-	mu   sync.Mutex
-	reqs []agentadaptor.AdapterRequest
 }
 
-func (a *shAdapter) Name() string { return "sh" }
-
-func (a *shAdapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (*agentadaptor.Invocation, error) {
-	a.mu.Lock()
-	a.reqs = append(a.reqs, *req)
-	a.mu.Unlock()
-	script, ok := scenarios[req.Prompt]
-	if !ok {
-		script = `printf '%s\n' "$1"`
+// newAdapter returns a shAdapter; path, if not empty, replaces /bin/sh (a
+// missing path makes the start fail).
+func newAdapter(t *testing.T, path string) *shAdapter {
+	a := &shAdapter{pidDir: t.TempDir()}
+	a.Adapter = &shellagent.Adapter{
+		AdapterName: "sh",
+		Scripts:     scenarios,
+		Script:      `printf '%s\n' "$1"`,
+		PlainText:   true,
+		Edit: func(req *agentadaptor.AdapterRequest, inv *agentadaptor.Invocation) {
+			inv.Env = map[string]string{"PIDFILE": filepath.Join(a.pidDir, req.RunID+".pid")}
+			if path != "" {
+				inv.Path = path
+			}
+		},
 	}
-	path := a.path
-	if path == "" {
-		path = "/bin/sh"
-	}
-	return &agentadaptor.Invocation{
-		Path:   path,
-		Args:   []string{"-c", script, "sh", req.Prompt},
-		Env:    map[string]string{"PIDFILE": filepath.Join(a.pidDir, req.RunID+".pid")},
-		Parser: &lineParser{},
-	}, nil
+	return a
 }
 
 func (a *shAdapter) lastRequest(t *testing.T) agentadaptor.AdapterRequest {
 	t.Helper()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.reqs) == 0 {
+	reqs := a.Requests()
+	if len(reqs) == 0 {
 		t.Fatal("the adapter saw no request")
 	}
-	return a.reqs[len(a.reqs)-1]
+	return reqs[len(reqs)-1]
 }
 
 // pid returns the pid the slow scenario wrote for a run.
@@ -99,48 +96,35 @@ func (a *shAdapter) pid(t *testing.T, runID string) int {
 	return pid
 }
 
-type lineParser struct{ out strings.Builder }
-
-func (p *lineParser) ParseLine(line []byte, emit agentadaptor.Emitter) error {
-	if line[0] == '{' {
-		var sp agentadaptor.StreamPayload
-		if err := json.Unmarshal(line, &sp); err != nil {
-			return err
-		}
-		if sp.Kind == agentadaptor.KindTextEnd {
-			p.out.WriteString(sp.Text)
-		}
-		emit(sp)
-		return nil
-	}
-	p.out.Write(line)
-	emit(agentadaptor.StreamPayload{Kind: agentadaptor.KindTextDelta, MessageID: "echo", Delta: string(line)})
-	return nil
-}
-
-func (p *lineParser) Finish(agentadaptor.ExitStatus, agentadaptor.Emitter) agentadaptor.Outcome {
-	return agentadaptor.Outcome{Output: p.out.String()}
-}
-
-// fixture is a live handler over a real SDK with the shell adapter.
+// fixture is a live handler over a real SDK with the shell adapter. It
+// records every run the handler starts, by AG-UI runId.
 type fixture struct {
 	adapter *shAdapter
 	sdk     *agentadaptor.SDK
 	handler *sse.Handler
 	srv     *httptest.Server
 
-	mu      sync.Mutex
-	handles map[string]*agentadaptor.RunHandle
+	mu   sync.Mutex
+	runs map[string]*startedRun
+}
+
+// startedRun is a run the handler started, or one a test waits for:
+// started is closed once h is set.
+type startedRun struct {
+	started chan struct{}
+	h       *agentadaptor.RunHandle
 }
 
 func newFixture(t *testing.T, opts ...sse.Option) *fixture {
 	t.Helper()
-	f := &fixture{adapter: &shAdapter{pidDir: t.TempDir()}, handles: map[string]*agentadaptor.RunHandle{}}
-	return f.start(t, opts...)
+	return startFixture(t, newAdapter(t, ""), opts...)
 }
 
-func (f *fixture) start(t *testing.T, opts ...sse.Option) *fixture {
+// startFixture serves a handler over a new SDK with adapter a. opts come
+// after the fixture's own WithOnRunStart: a test's hook replaces it.
+func startFixture(t *testing.T, a *shAdapter, opts ...sse.Option) *fixture {
 	t.Helper()
+	f := &fixture{adapter: a, runs: map[string]*startedRun{}}
 	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(f.adapter), agentadaptor.WithRunDefaults(
 		agentadaptor.WithTempRoot(t.TempDir()), agentadaptor.WithWorkDir(t.TempDir()),
 		agentadaptor.WithStreamLinger(200*time.Millisecond), agentadaptor.WithCancelGrace(5*time.Second)))
@@ -148,11 +132,7 @@ func (f *fixture) start(t *testing.T, opts ...sse.Option) *fixture {
 		t.Fatal(err)
 	}
 	f.sdk = sdk
-	opts = append([]sse.Option{sse.WithOnRunStart(func(id string, h *agentadaptor.RunHandle) {
-		f.mu.Lock()
-		f.handles[id] = h
-		f.mu.Unlock()
-	})}, opts...)
+	opts = append([]sse.Option{sse.WithOnRunStart(f.started)}, opts...)
 	f.handler = sse.NewHandler(sdk, opts...)
 	mux := http.NewServeMux()
 	mux.Handle("/agui", f.handler)
@@ -165,21 +145,58 @@ func (f *fixture) start(t *testing.T, opts ...sse.Option) *fixture {
 
 func (f *fixture) url() string { return f.srv.URL + "/agui" }
 
+// run returns the record of runID, creating it (not started) if needed.
+func (f *fixture) run(runID string) *startedRun {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.runs[runID]
+	if r == nil {
+		r = &startedRun{started: make(chan struct{})}
+		f.runs[runID] = r
+	}
+	return r
+}
+
+// started is the handler's WithOnRunStart hook.
+func (f *fixture) started(runID string, h *agentadaptor.RunHandle) {
+	f.mu.Lock()
+	r := f.runs[runID]
+	if r == nil || r.h != nil { // first sight, or a runId used again
+		r = &startedRun{started: make(chan struct{})}
+		f.runs[runID] = r
+	}
+	r.h = h
+	f.mu.Unlock()
+	close(r.started)
+}
+
 // handle waits until the run with the AG-UI runId has started.
 func (f *fixture) handle(t *testing.T, runID string) *agentadaptor.RunHandle {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		f.mu.Lock()
-		h := f.handles[runID]
-		f.mu.Unlock()
-		if h != nil {
-			return h
-		}
-		time.Sleep(5 * time.Millisecond)
+	r := f.run(runID)
+	select {
+	case <-r.started:
+		return r.h
+	case <-time.After(testenv.WaitTimeout):
+		t.Fatalf("run %q never started", runID)
+		return nil
 	}
-	t.Fatalf("run %q never started", runID)
-	return nil
+}
+
+// waitAllEnded waits until every run the handler has started has ended.
+func (f *fixture) waitAllEnded(t *testing.T) {
+	t.Helper()
+	f.mu.Lock()
+	var hs []*agentadaptor.RunHandle
+	for _, r := range f.runs {
+		if r.h != nil {
+			hs = append(hs, r.h)
+		}
+	}
+	f.mu.Unlock()
+	for _, h := range hs {
+		waitEnded(t, h)
+	}
 }
 
 // waitEnded waits (generously) for the run to end and returns its result.

@@ -3,6 +3,15 @@
 // pkg/bridges/agui), or the run's raw [agentadaptor.StreamPayload] JSON
 // ([ProtocolRaw]).
 //
+//	h := sse.NewHandler(sdk, sse.WithAllowedOrigins("http://localhost:3000"))
+//	mux.Handle("/agui", h)
+//	mux.Handle("/agui/runs/{runId}/cancel", h.CancelHandler())
+//	// POST a RunAgentInput to /agui: the run streams back as AG-UI events.
+//
+// It owns the HTTP side of one run per request: reading the RunAgentInput,
+// the SSE framing, keep-alives, the client's disconnect, CORS and the
+// [Registry] of active runs by runId.
+//
 // # Request
 //
 // [NewHandler] returns an http.Handler for POST with an AG-UI RunAgentInput

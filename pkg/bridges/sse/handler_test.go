@@ -151,7 +151,7 @@ func TestBadRequests(t *testing.T) {
 			}
 		})
 	}
-	if n := len(f.adapter.reqs); n != 0 {
+	if n := len(f.adapter.Requests()); n != 0 {
 		t.Errorf("%d runs were started for bad requests", n)
 	}
 }
@@ -244,8 +244,7 @@ func TestStartFailureIsAValidStream(t *testing.T) {
 	}{{"agui", sse.ProtocolAGUI}, {"raw", sse.ProtocolRaw}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fixture{adapter: &shAdapter{pidDir: t.TempDir(), path: "/nonexistent/agent-cli"}, handles: map[string]*agentadaptor.RunHandle{}}
-			f.start(t, sse.WithProtocol(tc.protocol))
+			f := startFixture(t, newAdapter(t, "/nonexistent/agent-cli"), sse.WithProtocol(tc.protocol))
 			resp := post(t, f.url(), input("th", "client-run", "plain"))
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
@@ -521,11 +520,9 @@ func TestCORS(t *testing.T) {
 			}
 		})
 	}
-	// Let the runs started above end before goleak looks.
-	deadline := time.Now().Add(30 * time.Second)
-	for f.handler.Registry().Len() > 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	// Let the runs started above end before goleak looks (it waits itself
+	// for the registry's watchers, which end with their runs).
+	f.waitAllEnded(t)
 }
 
 func TestStreamEndedWithoutTerminal(t *testing.T) {
@@ -534,12 +531,17 @@ func TestStreamEndedWithoutTerminal(t *testing.T) {
 	// must still end with RUN_ERROR stream_ended. We force it with a linger of
 	// zero and a consumer that only starts reading after the run ended.
 	leakCheck(t)
-	f := &fixture{adapter: &shAdapter{pidDir: t.TempDir()}, handles: map[string]*agentadaptor.RunHandle{}}
 	gate := make(chan struct{})
-	f.start(t, sse.WithRunOptions(agentadaptor.WithStreamLinger(time.Nanosecond)),
+	f := startFixture(t, newAdapter(t, ""), sse.WithRunOptions(agentadaptor.WithStreamLinger(time.Nanosecond)),
 		sse.WithOnRunStart(func(id string, h *agentadaptor.RunHandle) {
-			<-h.Done() // the run ends before the handler reads anything
-			time.Sleep(50 * time.Millisecond)
+			// The run ends before the handler reads anything. With a
+			// linger of 1ns the stream gives up on its undelivered payloads
+			// at once: the handler gets what the channel holds already (and,
+			// each time it frees a slot, one more only if that send wins a
+			// fair select against the expired linger), never the rest of
+			// the 300 deltas and the terminal behind them. No timing is
+			// involved.
+			<-h.Done()
 			close(gate)
 		}))
 	resp := post(t, f.url(), input("th", "lost", "many"))

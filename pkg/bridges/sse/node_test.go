@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/internal/testenv"
 )
 
 // nodeEnv returns the repository root when node and the npm packages are
@@ -18,22 +19,8 @@ import (
 // skips these checks silently.
 func nodeEnv(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	missing := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		missing = "node is not on PATH"
-	} else if _, err := os.Stat(filepath.Join(root, "node_modules", "@ag-ui", "core")); err != nil {
-		missing = "node_modules/@ag-ui/core is missing (run `npm ci` at the repository root)"
-	}
-	if missing != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s; CI must run the Node AG-UI checks", missing)
-		}
-		t.Skip(missing)
-	}
+	root, err := testenv.NodePackages("@ag-ui/core")
+	testenv.Require(t, "node and @ag-ui/core", err)
 	return root
 }
 
@@ -94,8 +81,7 @@ func TestNodeValidatesLiveStreams(t *testing.T) {
 		waitEnded(t, f.handle(t, "node-live-"+prompt))
 	}
 	// A run that cannot start.
-	broken := &fixture{adapter: &shAdapter{pidDir: t.TempDir(), path: "/nonexistent/agent-cli"}, handles: map[string]*agentadaptor.RunHandle{}}
-	broken.start(t)
+	broken := startFixture(t, newAdapter(t, "/nonexistent/agent-cli"))
 	resp := post(t, broken.url(), input("th", "node-live-start", "plain"))
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()

@@ -14,59 +14,39 @@ import (
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/shellagent"
+	"github.com/seed0634/agentadaptor/internal/testenv"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 )
 
-// shellParent is a parent adapter whose /bin/sh script prints StreamPayload
-// JSON lines; `wait NAME` lines in a script block until the test releases
-// NAME, so the test controls the interleaving with delegation events.
+// shellParent builds the scripts of parent runs, which the test adapter
+// (internal/shellagent) runs: StreamPayload JSON lines, and "wait:NAME"
+// steps that block at the gate NAME until the test releases it, so the test
+// controls the interleaving with delegation events.
 type shellParent struct{ dir string }
 
-func (a *shellParent) Name() string { return "shell" }
-
-func (a *shellParent) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (*agentadaptor.Invocation, error) {
-	return &agentadaptor.Invocation{Path: "/bin/sh", Args: []string{"-c", req.Options["script"]}, Parser: jsonParser{}}, nil
-}
-
-type jsonParser struct{}
-
-func (jsonParser) ParseLine(b []byte, emit agentadaptor.Emitter) error {
-	var p agentadaptor.StreamPayload
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	emit(p)
-	return nil
-}
-
-func (jsonParser) Finish(agentadaptor.ExitStatus, agentadaptor.Emitter) agentadaptor.Outcome {
-	return agentadaptor.Outcome{}
+func (a *shellParent) gate(name string) shellagent.Gate {
+	return shellagent.Gate(filepath.Join(a.dir, name))
 }
 
 // script builds a parent script. Steps are payloads or "wait:NAME".
 func (a *shellParent) script(steps ...any) string {
-	var lines []string
+	var cmds []string
 	for _, s := range steps {
 		switch v := s.(type) {
 		case string:
-			name := strings.TrimPrefix(v, "wait:")
-			lines = append(lines, fmt.Sprintf("while [ ! -e %q ]; do sleep 0.01; done", filepath.Join(a.dir, name)))
+			cmds = append(cmds, a.gate(strings.TrimPrefix(v, "wait:")).Wait())
 		case agentadaptor.StreamPayload:
-			b, _ := json.Marshal(v)
-			lines = append(lines, "echo '"+string(b)+"'")
+			cmds = append(cmds, shellagent.Print(v))
 		}
 	}
-	return strings.Join(lines, "\n")
+	return shellagent.Script(cmds...)
 }
 
 func (a *shellParent) release(t *testing.T, name string) { a.releaseB(t, name) }
 
-func (a *shellParent) releaseB(t testing.TB, name string) {
-	if err := os.WriteFile(filepath.Join(a.dir, name), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
+func (a *shellParent) releaseB(t testing.TB, name string) { a.gate(name).Release(t) }
 
 func startParent(t *testing.T, a *shellParent, script string) *agentadaptor.RunHandle {
 	return startParentB(t, a, script)
@@ -74,11 +54,11 @@ func startParent(t *testing.T, a *shellParent, script string) *agentadaptor.RunH
 
 func startParentB(t testing.TB, a *shellParent, script string) *agentadaptor.RunHandle {
 	t.Helper()
-	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(a))
+	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(&shellagent.Adapter{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := sdk.Start(context.Background(), "x", agentadaptor.WithAdapterOption("script", script), agentadaptor.WithStreaming())
+	h, err := sdk.Start(context.Background(), "x", agentadaptor.WithAdapterOption(shellagent.OptionScript, script), agentadaptor.WithStreaming())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,14 +180,9 @@ func verifyGo(t *testing.T, fs []*subagentstream.Frame, opts ...aguiverify.Optio
 // versions plus @ag-ui/client's verifier) over an SSE stream.
 func nodeValidate(t *testing.T, stream []byte, flags ...string) {
 	t.Helper()
-	root, _ := filepath.Abs("../../..")
+	root, err := testenv.NodePackages("@ag-ui/core")
+	testenv.Require(t, "node and @ag-ui/core", err)
 	script := filepath.Join(root, "tests/node/validate-agui.mjs")
-	if _, err := os.Stat(filepath.Join(root, "node_modules/@ag-ui/core")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("node_modules missing in CI: run scripts/deps.sh")
-		}
-		t.Skip("node_modules missing: run scripts/deps.sh to validate with @ag-ui/core")
-	}
 	f := filepath.Join(t.TempDir(), "stream.sse")
 	if err := os.WriteFile(f, stream, 0o600); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package agui_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http/httptest"
 	"slices"
@@ -13,12 +12,13 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
 	"github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/internal/shellagent"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	aguiclient "github.com/seed0634/agentadaptor/pkg/clients/agui"
 )
 
-// Shell scripts for the test adapter, keyed by prompt: each stdout line is
-// a StreamPayload JSON.
+// Shell scripts for the test adapter (internal/shellagent), keyed by
+// prompt: each stdout line is a StreamPayload JSON.
 var bridgeScripts = map[string]string{
 	"tool": `printf '%s\n' '{"kind":"text.start","message_id":"m1"}' '{"kind":"text.delta","message_id":"m1","delta":"Searching"}' \
 		'{"kind":"text.end","message_id":"m1","text":"Searching"}' \
@@ -28,29 +28,6 @@ var bridgeScripts = map[string]string{
 		'{"name":"remote.note","raw":{"n":1}}' '{"kind":"text.end","message_id":"m2","text":"Found 3 results."}'`,
 	"fail": `printf '%s\n' '{"kind":"text.delta","message_id":"m1","delta":"partial"}'; echo 'remote agent crashed' >&2; exit 3`,
 	"slow": `printf '%s\n' '{"kind":"text.delta","message_id":"m1","delta":"working"}'; exec sleep 30`,
-}
-
-type shellAdapter struct{}
-
-func (shellAdapter) Name() string { return "sh" }
-
-func (shellAdapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (*agentadaptor.Invocation, error) {
-	return &agentadaptor.Invocation{Path: "/bin/sh", Args: []string{"-c", bridgeScripts[req.Prompt]}, Parser: &jsonLines{}}, nil
-}
-
-type jsonLines struct{}
-
-func (*jsonLines) ParseLine(line []byte, emit agentadaptor.Emitter) error {
-	var p agentadaptor.StreamPayload
-	if err := json.Unmarshal(line, &p); err != nil {
-		return err
-	}
-	emit(p)
-	return nil
-}
-
-func (*jsonLines) Finish(agentadaptor.ExitStatus, agentadaptor.Emitter) agentadaptor.Outcome {
-	return agentadaptor.Outcome{}
 }
 
 // bridgeRemote is a real pkg/bridges/sse handler over an SDK running the
@@ -63,7 +40,7 @@ type bridgeRemote struct {
 
 func newBridgeRemote(t *testing.T) *bridgeRemote {
 	t.Helper()
-	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(shellAdapter{}), agentadaptor.WithRunDefaults(
+	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(&shellagent.Adapter{AdapterName: "sh", Scripts: bridgeScripts}), agentadaptor.WithRunDefaults(
 		agentadaptor.WithTempRoot(t.TempDir()), agentadaptor.WithWorkDir(t.TempDir()),
 		agentadaptor.WithCancelGrace(5*time.Second)))
 	if err != nil {

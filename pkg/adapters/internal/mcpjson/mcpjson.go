@@ -1,6 +1,8 @@
 package mcpjson
 
 import (
+	"maps"
+
 	agentadaptor "github.com/seed0634/agentadaptor"
 )
 
@@ -26,9 +28,7 @@ func Build(specs []agentadaptor.MCPServerSpec) Config {
 	for _, s := range specs {
 		if s.EffectiveTransport() == agentadaptor.MCPTransportHTTP {
 			h := map[string]string{}
-			for k, v := range s.Headers {
-				h[k] = v
-			}
+			maps.Copy(h, s.Headers)
 			if s.BearerTokenEnvVar != "" {
 				h["Authorization"] = s.AuthorizationHeader()
 			}
