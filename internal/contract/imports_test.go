@@ -214,7 +214,7 @@ func TestLeafDependencies(t *testing.T) {
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
 		}
-		for _, dep := range strings.Fields(string(out)) {
+		for dep := range strings.FieldsSeq(string(out)) {
 			if hasPrefixAny(dep, banned...) {
 				t.Errorf("%s depends on %s", pkg, dep)
 			}

@@ -31,7 +31,7 @@ func TestBusCriticalNeverDroppedUnderSlowSubscriber(t *testing.T) {
 	b := &MemoryBus{Buffer: 4, MaxVolatileBytes: 64}
 	s := b.SubscribeRun(context.Background(), "run") // never read until the end: the slowest consumer
 	b.Publish(ev("d1", DelegationStarted))
-	for i := 0; i < 500; i++ {
+	for i := range 500 {
 		b.Publish(delta("d1", fmt.Sprintf("m%d", i%3), "0123456789"))
 		if i == 250 {
 			b.Publish(ev("d1", DelegationInputRequired))
@@ -69,7 +69,7 @@ func TestBusCoalescingPreservesPerMessageOrder(t *testing.T) {
 	s := b.SubscribeRun(context.Background(), "run")
 	want := map[string]string{}
 	keys := [][2]string{{"d1", "m1"}, {"d1", "m2"}, {"d2", "m1"}, {"d2", "m2"}}
-	for i := 0; i < 2000; i++ {
+	for i := range 2000 {
 		k := keys[rng.Intn(len(keys))]
 		d := fmt.Sprintf("<%s%s:%d>", k[0], k[1], i)
 		want[k[0]+"/"+k[1]] += d
@@ -125,7 +125,7 @@ func TestBusCloseRunDrainsThenCloses(t *testing.T) {
 	// Events before the first subscriber are kept for it.
 	b.Publish(ev("d1", DelegationStarted))
 	s := b.SubscribeRun(context.Background(), "run")
-	for i := 0; i < 100; i++ {
+	for i := range 100 {
 		b.Publish(delta("d1", "m", fmt.Sprint(i, ",")))
 	}
 	b.Publish(ev("d1", DelegationFinished))

@@ -1,6 +1,7 @@
 package delegation
 
 import (
+	"slices"
 	"time"
 )
 
@@ -47,12 +48,7 @@ func (k DelegationEventKind) Volatile() bool { return k == DelegationTextDelta }
 
 // Known reports whether k is one of the ten kinds.
 func (k DelegationEventKind) Known() bool {
-	for _, x := range Kinds {
-		if x == k {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(Kinds, k)
 }
 
 // DelegationEvent is one step of a remote delegation, published on the

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,7 +41,7 @@ func BenchmarkMuxThroughput(b *testing.B) {
 	sub, _ := st.Subscribe(0)
 	enc := sse.NewEncoder(io.Discard)
 	ctx := context.Background()
-	for i := 0; i < 3; i++ { // RUN_STARTED, TOOL_CALL_START, TOOL_CALL_ARGS?
+	for range 3 { // RUN_STARTED, TOOL_CALL_START, TOOL_CALL_ARGS?
 		if sub.Pending() == 0 {
 			break
 		}
@@ -54,9 +54,7 @@ func BenchmarkMuxThroughput(b *testing.B) {
 		pubs[i].send(delegation.DelegationStarted)
 	}
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		// Count tokens, not frames: under pressure the bus and the
 		// subscriber coalesce deltas.
 		n := 0
@@ -68,7 +66,7 @@ func BenchmarkMuxThroughput(b *testing.B) {
 			_ = enc.WriteFrame(f.ID, f.Data)
 			n += bytes.Count(f.Data, []byte("token "))
 		}
-	}()
+	})
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		pubs[i%len(pubs)].send(delegation.DelegationTextDelta, delta("m", "token "))
@@ -92,9 +90,7 @@ func BenchmarkRelayLatency(b *testing.B) {
 	stamps := make([]time.Time, b.N)
 	lat := make([]time.Duration, 0, b.N)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		for len(lat) < b.N {
 			f, err := sub.Next(ctx)
 			if err != nil {
@@ -111,12 +107,12 @@ func BenchmarkRelayLatency(b *testing.B) {
 				continue
 			}
 			now := time.Now()
-			for _, part := range strings.Split(strings.TrimSuffix(m.Value.Delta, ","), ",") {
+			for part := range strings.SplitSeq(strings.TrimSuffix(m.Value.Delta, ","), ",") {
 				i, _ := strconv.Atoi(part)
 				lat = append(lat, now.Sub(stamps[i]))
 			}
 		}
-	}()
+	})
 	pubs := make([]*pub, delegations)
 	for i := range pubs {
 		pubs[i] = newPub(bus, runID, fmt.Sprintf("del-%d", i), "toolu_1")
@@ -125,16 +121,14 @@ func BenchmarkRelayLatency(b *testing.B) {
 	b.ResetTimer()
 	var pw sync.WaitGroup
 	per := (b.N + delegations - 1) / delegations
-	for d := 0; d < delegations; d++ {
-		pw.Add(1)
-		go func() {
-			defer pw.Done()
+	for d := range delegations {
+		pw.Go(func() {
 			for i := d * per; i < min((d+1)*per, b.N); i++ {
 				stamps[i] = time.Now()
 				pubs[d].send(delegation.DelegationTextDelta, delta("m", strconv.Itoa(i)+","))
 				time.Sleep(5 * time.Millisecond) // 200 events/s per remote, 20k/s in all
 			}
-		}()
+		})
 	}
 	pw.Wait()
 	wg.Wait()
@@ -147,9 +141,7 @@ func BenchmarkRelayLatency(b *testing.B) {
 	var base []time.Duration
 	bstamps := make([]time.Time, b.N)
 	var bw sync.WaitGroup
-	bw.Add(1)
-	go func() {
-		defer bw.Done()
+	bw.Go(func() {
 		for raw := range in {
 			var ev delegation.DelegationEvent
 			_ = json.Unmarshal(raw, &ev)
@@ -159,7 +151,7 @@ func BenchmarkRelayLatency(b *testing.B) {
 			i, _ := strconv.Atoi(strings.TrimSuffix(ev.Delta, ","))
 			base = append(base, time.Since(bstamps[i]))
 		}
-	}()
+	})
 	for i := 0; i < b.N; i++ {
 		bstamps[i] = time.Now()
 		raw, _ := json.Marshal(delegation.DelegationEvent{RunID: runID, DelegationID: "d", Kind: delegation.DelegationTextDelta, Delta: strconv.Itoa(i) + ",", Time: bstamps[i]})
@@ -180,7 +172,7 @@ func pct(d []time.Duration, p int) time.Duration {
 		return 0
 	}
 	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	slices.Sort(s)
 	return s[min(len(s)-1, len(s)*p/100)]
 }
 
@@ -210,7 +202,7 @@ func BenchmarkHeapPerDelegation(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		b.StartTimer()
-		for d := 0; d < n; d++ {
+		for d := range n {
 			p := newPub(bus, runID, fmt.Sprintf("del-%d", d), "toolu_1")
 			p.send(delegation.DelegationStarted)
 			p.send(delegation.DelegationStatus, func(e *delegation.DelegationEvent) { e.Status = "working" })

@@ -134,9 +134,7 @@ func (h *Hub) Start(handle *agentadaptor.RunHandle, threadID, runID string) *Str
 	h.mu.Lock()
 	h.streams[runID] = st
 	h.mu.Unlock()
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
+	h.wg.Go(func() {
 		select {
 		case <-st.Done():
 		case <-h.ctx.Done():
@@ -155,7 +153,7 @@ func (h *Hub) Start(handle *agentadaptor.RunHandle, threadID, runID string) *Str
 			delete(h.streams, runID)
 		}
 		h.mu.Unlock()
-	}()
+	})
 	return st.Stream
 }
 

@@ -27,17 +27,17 @@ func TestMuxProperties(t *testing.T) {
 		delegation.DelegationTextEnd, delegation.DelegationArtifactCreated, delegation.DelegationInputRequired,
 		delegation.DelegationFinished, delegation.DelegationFailed, delegation.DelegationCancelled, "subagent.custom",
 	}
-	for iter := 0; iter < 25; iter++ {
+	for iter := range 25 {
 		bus := delegation.NewMemoryBus()
 		hub := subagentstream.NewHub(bus, subagentstream.HubOptions{Stream: subagentstream.Options{SubscriberBuffer: 1 + rng.Intn(8), HoldTimeout: 50 * time.Millisecond}})
 		a := &shellParent{dir: t.TempDir()}
 		nd := 1 + rng.Intn(4)
 		var steps []any
-		for d := 0; d < nd; d++ {
+		for d := range nd {
 			steps = append(steps, P{Kind: agentadaptor.KindToolCallStart, ToolCallID: fmt.Sprintf("toolu_%d", d), ToolName: "delegate_to_agent"})
 		}
 		steps = append(steps, "wait:go")
-		for d := 0; d < nd; d++ {
+		for d := range nd {
 			steps = append(steps, P{Kind: agentadaptor.KindToolCallResult, ToolCallID: fmt.Sprintf("toolu_%d", d), ToolResult: "r"})
 		}
 		h := startParent(t, a, a.script(steps...))

@@ -34,7 +34,7 @@ func (w *reconnectWorld) delegationActive() error {
 	w.before = readUntil(w.t, sub, isType("TOOL_CALL_START(delegate_to_agent)"))
 	w.pub.send(delegation.DelegationStarted)
 	w.pub.send(delegation.DelegationTextStart, msg("rm"))
-	for i := 0; i < 3; i++ {
+	for i := range 3 {
 		d := fmt.Sprintf("part %d; ", i)
 		w.sentText += d
 		w.pub.send(delegation.DelegationTextDelta, delta("rm", d))

@@ -99,7 +99,7 @@ func TestReplayGapMarker(t *testing.T) {
 	sub, _ := st.Subscribe(0)
 	readUntil(t, sub, isType("TOOL_CALL_START(delegate_to_agent)"))
 	p.send(delegation.DelegationStarted)
-	for i := 0; i < 20; i++ {
+	for i := range 20 {
 		p.send(delegation.DelegationStatus, func(e *delegation.DelegationEvent) { e.Status = fmt.Sprint("step ", i) })
 	}
 	p.send(delegation.DelegationFinished)
@@ -210,10 +210,8 @@ func TestSlowConsumerKeepsCriticalAndOrder(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for _, p := range pubs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < n; i++ {
+		wg.Go(func() {
+			for i := range n {
 				d := fmt.Sprintf("%d,", i)
 				mu.Lock()
 				want[p.base.DelegationID].WriteString(d)
@@ -222,7 +220,7 @@ func TestSlowConsumerKeepsCriticalAndOrder(t *testing.T) {
 			}
 			p.send(delegation.DelegationTextEnd, msg("m"))
 			p.send(delegation.DelegationFinished)
-		}()
+		})
 	}
 	wg.Wait()
 	ended := 0
@@ -275,11 +273,11 @@ func TestFiftyConcurrentDelegationsNoCrossTalk(t *testing.T) {
 	defer hub.Close()
 	a := &shellParent{dir: t.TempDir()}
 	var steps []any
-	for i := 0; i < 50; i++ {
+	for i := range 50 {
 		steps = append(steps, P{Kind: agentadaptor.KindToolCallStart, ToolCallID: fmt.Sprintf("toolu_%d", i), ToolName: "delegate_to_agent"})
 	}
 	steps = append(steps, "wait:go")
-	for i := 0; i < 50; i++ {
+	for i := range 50 {
 		steps = append(steps, P{Kind: agentadaptor.KindToolCallResult, ToolCallID: fmt.Sprintf("toolu_%d", i), ToolResult: "ok"})
 	}
 	h := startParent(t, a, a.script(steps...))
@@ -289,17 +287,15 @@ func TestFiftyConcurrentDelegationsNoCrossTalk(t *testing.T) {
 		return strings.Contains(string(f.Data), "toolu_49") && f.Type == "TOOL_CALL_START"
 	})
 	var wg sync.WaitGroup
-	for i := 0; i < 50; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for i := range 50 {
+		wg.Go(func() {
 			p := newPub(bus, h.RunID(), fmt.Sprintf("del-%d", i), fmt.Sprintf("toolu_%d", i))
 			p.send(delegation.DelegationStarted)
-			for j := 0; j < 20; j++ {
+			for j := range 20 {
 				p.send(delegation.DelegationTextDelta, delta("m", fmt.Sprintf("[%d:%d]", i, j)))
 			}
 			p.send(delegation.DelegationFinished)
-		}()
+		})
 	}
 	wg.Wait()
 	a.release(t, "go")
@@ -323,9 +319,9 @@ func TestFiftyConcurrentDelegationsNoCrossTalk(t *testing.T) {
 			text[id] += d
 		}
 	}
-	for i := 0; i < 50; i++ {
+	for i := range 50 {
 		var want strings.Builder
-		for j := 0; j < 20; j++ {
+		for j := range 20 {
 			fmt.Fprintf(&want, "[%d:%d]", i, j)
 		}
 		if got := text[fmt.Sprintf("del-%d", i)]; got != want.String() {

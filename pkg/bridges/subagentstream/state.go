@@ -1,6 +1,7 @@
 package subagentstream
 
 import (
+	"maps"
 	"sort"
 	"time"
 
@@ -35,21 +36,11 @@ func newOpenState() *openState {
 func (s *openState) clone() *openState {
 	c := newOpenState()
 	c.started, c.threadID, c.runID, c.n = s.started, s.threadID, s.runID, s.n
-	for k, v := range s.text {
-		c.text[k] = v
-	}
-	for k, v := range s.reason {
-		c.reason[k] = v
-	}
-	for k, v := range s.rblock {
-		c.rblock[k] = v
-	}
-	for k, v := range s.tools {
-		c.tools[k] = v
-	}
-	for k, v := range s.subs {
-		c.subs[k] = v
-	}
+	maps.Copy(c.text, s.text)
+	maps.Copy(c.reason, s.reason)
+	maps.Copy(c.rblock, s.rblock)
+	maps.Copy(c.tools, s.tools)
+	maps.Copy(c.subs, s.subs)
 	return c
 }
 

@@ -17,7 +17,7 @@ import (
 func TestPropertyMapperOneTerminal(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	states := []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateInputRequired, a2a.TaskStateCompleted, a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateRejected, "bogus"}
-	for iter := 0; iter < 500; iter++ {
+	for iter := range 500 {
 		m := testMapper(artifact.NewMemoryStore(0), rng.Intn(2) == 0, rng.Intn(2) == 0, 0)
 		terminals := 0
 		texts := map[string]string{}

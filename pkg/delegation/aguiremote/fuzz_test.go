@@ -40,7 +40,7 @@ func FuzzAGUIEventMapping(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, allowInput bool) {
 		m := newMapper(remote.NewTranscript(remote.TranscriptConfig{AllowInput: allowInput, MaxArtifactBytes: 64}))
 		var out []delegation.DelegationEvent
-		for _, line := range bytes.Split(data, []byte("\n")) {
+		for line := range bytes.SplitSeq(data, []byte("\n")) {
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue
 			}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -444,9 +445,7 @@ func (f *inflight) begin(raw map[string]any) {
 	if f.mode != "" {
 		started["mode"] = f.mode
 	}
-	for k, v := range raw {
-		started[k] = v
-	}
+	maps.Copy(started, raw)
 	f.send(delegation.DelegationEvent{Kind: delegation.DelegationStarted, Status: "starting", Raw: started})
 	f.log.Info("delegation started", "mode", f.mode)
 }

@@ -65,12 +65,12 @@ func TestDelegateStreamingHappyPath(t *testing.T) {
 	if !slices.Equal(kinds, want) {
 		t.Errorf("kinds %v, want %v", kinds, want)
 	}
-	var text string
+	var text strings.Builder
 	for _, ev := range dt.OfKind(evs, delegation.DelegationTextDelta) {
-		text += ev.Delta
+		text.WriteString(ev.Delta)
 	}
-	if text != "Comparing task streaming and artifact behavior." {
-		t.Errorf("deltas %q", text)
+	if text.String() != "Comparing task streaming and artifact behavior." {
+		t.Errorf("deltas %q", text.String())
 	}
 	fin := dt.OfKind(evs, delegation.DelegationFinished)[0]
 	if fin.RemoteTaskID != res.RemoteTaskID || fin.RemoteContextID != res.RemoteContextID {
@@ -382,9 +382,9 @@ func TestDelegateDuplicateTerminalEvents(t *testing.T) {
 	}
 	evs := rec.WaitTerminals(t, 1)
 	dt.CheckLifecycle(t, evs)
-	var text string
+	var text strings.Builder
 	for _, ev := range dt.OfKind(evs, delegation.DelegationTextDelta) {
-		text += ev.Delta
+		text.WriteString(ev.Delta)
 	}
 	working := 0
 	for _, ev := range dt.OfKind(evs, delegation.DelegationStatus) {
@@ -392,8 +392,8 @@ func TestDelegateDuplicateTerminalEvents(t *testing.T) {
 			working++
 		}
 	}
-	if text != "Hello world" || working != 1 {
-		t.Errorf("text %q, events %s", text, dt.KindsOf(evs))
+	if text.String() != "Hello world" || working != 1 {
+		t.Errorf("text %q, events %s", text.String(), dt.KindsOf(evs))
 	}
 }
 

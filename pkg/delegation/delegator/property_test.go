@@ -79,7 +79,7 @@ func TestPropertyLifecycleAndSecrets(t *testing.T) {
 	const n = 24
 	behaviors := map[string]fakea2a.Behavior{}
 	descs := map[string]string{}
-	for i := 0; i < n; i++ {
+	for i := range n {
 		obj := fmt.Sprintf("case-%d", i)
 		behaviors[obj], descs[obj] = randomBehavior(rng)
 	}
@@ -92,12 +92,10 @@ func TestPropertyLifecycleAndSecrets(t *testing.T) {
 	rec := e.Record(t, "run-prop")
 	var wg sync.WaitGroup
 	results := make([]delegation.Result, n)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for i := range n {
+		wg.Go(func() {
 			results[i] = e.D.Delegate(dt.Ctx(t), delegator.Request{RunID: "run-prop", Agent: "research", Objective: fmt.Sprintf("case-%d", i)})
-		}()
+		})
 	}
 	wg.Wait()
 	evs := rec.WaitTerminals(t, n)

@@ -104,15 +104,15 @@ func call(t *testing.T, ctx context.Context, c *mcpConn, tool string, args any, 
 	var out map[string]any
 	b, _ := json.Marshal(res.StructuredContent)
 	_ = json.Unmarshal(b, &out)
-	var text string
+	var text strings.Builder
 	for _, ct := range res.Content {
 		if tc, ok := ct.(*mcp.TextContent); ok {
-			text += tc.Text
+			text.WriteString(tc.Text)
 		}
 	}
 	var fromText map[string]any
-	if err := json.Unmarshal([]byte(text), &fromText); err != nil {
-		t.Errorf("text content is not the JSON result: %q", text)
+	if err := json.Unmarshal([]byte(text.String()), &fromText); err != nil {
+		t.Errorf("text content is not the JSON result: %q", text.String())
 	}
 	return res, out
 }
