@@ -1,0 +1,393 @@
+// Package httpguard admits requests to the HTTP servers the host runs
+// (`agentadaptor serve`, `agentadaptor a2a serve`): anything a browser can
+// reach is an attack surface, because the local agent behind it can edit
+// files and run commands (docs/design.md#secrets).
+//
+// A [Guard] checks, in order:
+//
+//  1. the Host header against an allowlist (loopback names, the listen
+//     address's host, configured names): DNS rebinding gets 403;
+//  2. the Origin header (same origin, or a trusted origin) and, for
+//     state-changing methods, Go's http.CrossOriginProtection (Sec-Fetch-Site):
+//     cross-site requests, text/plain form posts included, get 403;
+//  3. authentication when tokens are configured: "Authorization: Bearer"
+//     or the session cookie set by a one-time login link; 401 with
+//     WWW-Authenticate otherwise (public paths such as /healthz excepted);
+//     the principal is put in the request's context ([Principal]);
+//  4. that a request body is JSON (415 otherwise).
+//
+// It owns admission only: it must not know routes beyond the public and
+// login paths, must not log or echo tokens, and must not read bodies.
+//
+//	g, err := httpguard.New(httpguard.Config{Addr: "127.0.0.1:8080",
+//		Tokens: map[string]string{"alice": secret}, Public: []string{"/healthz"}})
+//	if err != nil {
+//		return err
+//	}
+//	srv := &http.Server{Handler: g.Handler(mux), ReadTimeout: 30 * time.Second}
+//	fmt.Println("sign in:", g.LoginURL("http://127.0.0.1:8080", "alice"))
+package httpguard
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config configures a Guard.
+type Config struct {
+	// Addr is the listen address; its host is an accepted Host name (an
+	// unspecified address such as 0.0.0.0 adds nothing: name the hosts in
+	// AllowedHosts).
+	Addr string
+	// AllowedHosts are Host names (without port) accepted besides the
+	// loopback names and Addr's host, e.g. the name a reverse proxy uses.
+	AllowedHosts []string
+	// TrustedOrigins are browser origins ("https://app.example") allowed to
+	// call cross-origin (CORS; the routes answer the preflights).
+	TrustedOrigins []string
+	// Tokens maps principal names to their bearer tokens (the secrets, as
+	// resolved from auth references). Empty: no authentication, every
+	// request is the anonymous principal "".
+	Tokens map[string]string
+	// Public are paths served without authentication (exact match), e.g.
+	// "/healthz" and an agent card.
+	Public []string
+	// LoginPath is where one-time login links point (default "/login").
+	LoginPath string
+	// SessionTTL bounds a login session (default 12h).
+	SessionTTL time.Duration
+	// Realm names the WWW-Authenticate realm (default "agentadaptor").
+	Realm string
+}
+
+// CookieName is the session cookie set by a login link.
+const CookieName = "agentadaptor_session"
+
+// Guard admits requests; see the package documentation. Safe for
+// concurrent use.
+type Guard struct {
+	cfg     Config
+	hosts   map[string]bool
+	origins map[string]bool
+	tokens  map[[32]byte]string // sha256(token) -> principal
+	csrf    *http.CrossOriginProtection
+
+	mu       sync.Mutex
+	codes    map[string]pending // one-time login codes
+	sessions map[[32]byte]session
+}
+
+type pending struct {
+	principal string
+	expires   time.Time
+}
+
+type session struct {
+	principal string
+	expires   time.Time
+}
+
+// Bounds of the login state kept in memory.
+const (
+	codeTTL     = 15 * time.Minute
+	maxCodes    = 1024
+	maxSessions = 4096
+)
+
+// New validates cfg and returns its Guard.
+func New(cfg Config) (*Guard, error) {
+	if cfg.LoginPath == "" {
+		cfg.LoginPath = "/login"
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 12 * time.Hour
+	}
+	if cfg.Realm == "" {
+		cfg.Realm = "agentadaptor"
+	}
+	g := &Guard{cfg: cfg, hosts: map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true},
+		origins: map[string]bool{}, tokens: map[[32]byte]string{}, csrf: http.NewCrossOriginProtection(),
+		codes: map[string]pending{}, sessions: map[[32]byte]session{}}
+	if cfg.Addr != "" {
+		host, _, err := net.SplitHostPort(cfg.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("httpguard: addr %q: %w", cfg.Addr, err)
+		}
+		if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+			g.hosts[strings.ToLower(host)] = true
+		}
+	}
+	for _, h := range cfg.AllowedHosts {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h == "" || strings.ContainsAny(h, "/:@ ") && net.ParseIP(h) == nil {
+			return nil, fmt.Errorf("httpguard: allowed host %q must be a host name or IP address without port or scheme", h)
+		}
+		g.hosts[strings.Trim(h, "[]")] = true
+	}
+	for _, o := range cfg.TrustedOrigins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return nil, fmt.Errorf("httpguard: trusted origin %q must be scheme://host[:port]", o)
+		}
+		origin := u.Scheme + "://" + strings.ToLower(u.Host)
+		g.origins[origin] = true
+		if err := g.csrf.AddTrustedOrigin(origin); err != nil {
+			return nil, fmt.Errorf("httpguard: trusted origin %q: %w", o, err)
+		}
+	}
+	for name, tok := range cfg.Tokens {
+		if name == "" || len(tok) < 16 {
+			return nil, fmt.Errorf("httpguard: the token of principal %q must be at least 16 characters", name)
+		}
+		h := sha256.Sum256([]byte(tok))
+		if other, dup := g.tokens[h]; dup {
+			return nil, fmt.Errorf("httpguard: principals %q and %q have the same token", other, name)
+		}
+		g.tokens[h] = name
+	}
+	return g, nil
+}
+
+// AuthRequired reports whether tokens are configured.
+func (g *Guard) AuthRequired() bool { return len(g.tokens) > 0 }
+
+type principalKey struct{}
+
+// Principal returns the principal a Guard admitted the request of ctx as
+// ("" when no tokens are configured).
+func Principal(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+// WithPrincipal returns ctx carrying principal (for tests and for code
+// that serves a request on a principal's behalf).
+func WithPrincipal(ctx context.Context, principal string) context.Context {
+	return context.WithValue(ctx, principalKey{}, principal)
+}
+
+// Errors of Check, for callers that admit requests themselves.
+var (
+	ErrHost         = errors.New("host not allowed")
+	ErrOrigin       = errors.New("cross-origin request refused")
+	ErrUnauthorized = errors.New("authentication required")
+	ErrContentType  = errors.New("request body must be application/json")
+)
+
+// Handler wraps next with the admission checks and serves the login path.
+func (g *Guard) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		principal, err := g.Check(r)
+		switch {
+		case errors.Is(err, ErrHost):
+			writeError(w, http.StatusForbidden, "host_not_allowed", "this server does not answer to this Host name (DNS rebinding protection); add it to auth.allowed_hosts if it is yours")
+			return
+		case errors.Is(err, ErrOrigin):
+			writeError(w, http.StatusForbidden, "cross_origin_request", "cross-origin requests to this server are refused; add the origin to allowed_origins if it is yours")
+			return
+		case errors.Is(err, ErrUnauthorized):
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf("Bearer realm=%q", g.cfg.Realm))
+			writeError(w, http.StatusUnauthorized, "unauthorized", "authentication required: send Authorization: Bearer <token>, or open the login link the host printed at startup")
+			return
+		case errors.Is(err, ErrContentType):
+			writeError(w, http.StatusUnsupportedMediaType, "unsupported_content_type", "request bodies must be Content-Type: application/json")
+			return
+		}
+		if r.URL.Path == g.cfg.LoginPath && g.AuthRequired() {
+			g.login(w, r)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), principal)))
+	})
+}
+
+// Check applies the admission checks to r and returns the principal. Its
+// errors match ErrHost, ErrOrigin, ErrUnauthorized and ErrContentType.
+func (g *Guard) Check(r *http.Request) (string, error) {
+	if !g.hostAllowed(r.Host) {
+		return "", ErrHost
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !g.sameOrigin(origin, r) && !g.origins[strings.ToLower(origin)] {
+		return "", ErrOrigin
+	}
+	if err := g.csrf.Check(r); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrOrigin, err)
+	}
+	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+		return "", nil // a CORS preflight of a trusted origin: the route answers it
+	}
+	principal := ""
+	if g.AuthRequired() && !slices.Contains(g.cfg.Public, r.URL.Path) && r.URL.Path != g.cfg.LoginPath {
+		p, ok := g.authenticate(r)
+		if !ok {
+			return "", ErrUnauthorized
+		}
+		principal = p
+	}
+	if hasBody(r) && !isJSON(r.Header.Get("Content-Type")) {
+		return "", ErrContentType
+	}
+	return principal, nil
+}
+
+// hostAllowed checks the Host header (port ignored).
+func (g *Guard) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if g.hosts[host] {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// sameOrigin reports whether origin names the server the request reached
+// (scheme and host:port); the Host header was checked already.
+func (g *Guard) sameOrigin(origin string, r *http.Request) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return strings.EqualFold(u.Host, r.Host) && (u.Scheme == scheme || forwardedHTTPS(r) && u.Scheme == "https")
+}
+
+// forwardedHTTPS reports a TLS-terminating reverse proxy in front of the
+// server (X-Forwarded-Proto: https).
+func forwardedHTTPS(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
+func (g *Guard) authenticate(r *http.Request) (string, bool) {
+	if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		h := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+		for th, name := range g.tokens {
+			if subtle.ConstantTimeCompare(th[:], h[:]) == 1 {
+				return name, true
+			}
+		}
+		return "", false
+	}
+	if c, err := r.Cookie(CookieName); err == nil && c.Value != "" {
+		h := sha256.Sum256([]byte(c.Value))
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if s, ok := g.sessions[h]; ok {
+			if time.Now().Before(s.expires) {
+				return s.principal, true
+			}
+			delete(g.sessions, h)
+		}
+	}
+	return "", false
+}
+
+// LoginURL returns a one-time link (valid 15 minutes) that signs a browser
+// in as principal: opening it sets the session cookie and redirects to /.
+// base is the server's URL ("http://127.0.0.1:8080"). It returns "" when
+// principal has no token.
+func (g *Guard) LoginURL(base, principal string) string {
+	known := false
+	for _, name := range g.tokens {
+		known = known || name == principal
+	}
+	if !known {
+		return ""
+	}
+	code := randomHex(24)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := time.Now()
+	for c, p := range g.codes {
+		if now.After(p.expires) {
+			delete(g.codes, c)
+		}
+	}
+	if len(g.codes) >= maxCodes {
+		return ""
+	}
+	g.codes[code] = pending{principal: principal, expires: now.Add(codeTTL)}
+	return strings.TrimRight(base, "/") + g.cfg.LoginPath + "?code=" + code
+}
+
+// login consumes a one-time code and starts a session.
+func (g *Guard) login(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "open the login link with GET")
+		return
+	}
+	code := r.URL.Query().Get("code")
+	g.mu.Lock()
+	p, ok := g.codes[code]
+	delete(g.codes, code)
+	if ok && time.Now().After(p.expires) {
+		ok = false
+	}
+	var secret string
+	if ok {
+		now := time.Now()
+		for h, s := range g.sessions {
+			if now.After(s.expires) {
+				delete(g.sessions, h)
+			}
+		}
+		if len(g.sessions) >= maxSessions {
+			ok = false
+		} else {
+			secret = randomHex(32)
+			g.sessions[sha256.Sum256([]byte(secret))] = session{principal: p.principal, expires: now.Add(g.cfg.SessionTTL)}
+		}
+	}
+	g.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusUnauthorized, "invalid_login_link", "this login link is unknown, used or expired; restart the host or ask for a new one")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: secret, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: r.TLS != nil || forwardedHTTPS(r), MaxAge: int(g.cfg.SessionTTL / time.Second)})
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// hasBody reports whether r carries a request body.
+func hasBody(r *http.Request) bool {
+	return r.ContentLength > 0 || (r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody)
+}
+
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}
