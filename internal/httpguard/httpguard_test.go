@@ -126,7 +126,9 @@ func TestGuardLoginLinkSetsAStrictSessionCookieOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := g.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok:"+httpguard.Principal(r.Context())) }))
+	h := g.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ok:"+httpguard.Principal(r.Context()))
+	}))
 	link := g.LoginURL("http://127.0.0.1:8080", "alice")
 	if g.LoginURL("http://127.0.0.1:8080", "mallory") != "" {
 		t.Fatal("a login link for an unknown principal")
