@@ -37,22 +37,26 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	h, err := host.New(ctx, cfg, host.Options{Logger: logger, AdapterFactory: parentAdapter})
+	h, err := host.New(ctx, cfg, host.Options{Logger: logger, AdapterFactory: parentAdapter, Addr: *addr})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
 		return 2
 	}
-	listenAddr := h.Addr()
-	if *addr != "" {
-		listenAddr = *addr
-	}
-	ln, err := net.Listen("tcp", listenAddr)
+	ln, err := net.Listen("tcp", h.Addr())
 	if err != nil {
 		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
 		return 1
 	}
-	srv := &http.Server{Handler: h.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stderr, "agentadaptor serve: listening on http://%s\n", ln.Addr())
+	// No WriteTimeout: it would cut the SSE streams. ReadTimeout bounds a
+	// request's headers and body (a slow body would otherwise hold a
+	// connection forever), IdleTimeout the keep-alive connections.
+	srv := &http.Server{Handler: h.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	base := "http://" + ln.Addr().String()
+	fmt.Fprintf(stderr, "agentadaptor serve: listening on %s\n", base)
+	for name, link := range h.LoginURLs(base) {
+		fmt.Fprintf(stderr, "agentadaptor serve: sign in as %s (one-time link, 15 minutes): %s\n", name, link)
+	}
 	err = h.Serve(ctx, srv, func() error { return srv.Serve(ln) })
 	if err != nil && err != http.ErrServerClosed {
 		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)

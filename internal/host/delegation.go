@@ -105,10 +105,20 @@ func (r *demoRemote) close(ctx context.Context) {
 }
 
 // byAGUIRunID rewrites /agui/runs/{runId}/... from the stream's AG-UI runId
-// (the client's) to the SDK run id the delegation service keys on.
+// (the client's) to the SDK run id the delegation service keys on. With
+// authentication, a run belongs to the principal that started it: other
+// principals (and runs the host does not know) get 404.
 func (h *Host) byAGUIRunID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("runId")
+		if h.guard.AuthRequired() {
+			if e, ok := h.owners.get(id); !ok || e.principal != principal(r) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusNotFound)
+				_, _ = w.Write([]byte(`{"error":{"code":"run_not_found","message":"no run with this id for you"}}` + "\n"))
+				return
+			}
+		}
 		if sdkID, ok := h.sdkRunID(id); ok && sdkID != id {
 			r = r.Clone(r.Context())
 			r.URL.Path = strings.Replace(r.URL.Path, "/agui/runs/"+id+"/", "/agui/runs/"+sdkID+"/", 1)
@@ -120,6 +130,9 @@ func (h *Host) byAGUIRunID(next http.Handler) http.Handler {
 }
 
 func (h *Host) sdkRunID(aguiRunID string) (string, bool) {
+	if e, ok := h.owners.get(aguiRunID); ok {
+		return e.sdkRunID, true
+	}
 	if st, ok := h.hub.Stream(aguiRunID); ok {
 		return st.SDKRunID(), true
 	}

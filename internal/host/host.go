@@ -1,13 +1,17 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/seed0634/agentadaptor/internal/httpguard"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/examples/streaming-chat-copilotkit/web"
@@ -43,6 +47,11 @@ type Options struct {
 	// AdapterFactory builds non-scripted parent adapters; nil means only the
 	// scripted parent is available.
 	AdapterFactory func(cfg hostconfig.Parent) (agentadaptor.Adapter, error)
+	// Addr overrides the config's listen address (the --addr flag). The
+	// Host header allowlist and the non-loopback refusal use it.
+	Addr string
+	// Audit replaces the audit store the config's audit_file selects.
+	Audit audit.Store
 }
 
 // Host is a configured agentadaptor host.
@@ -58,6 +67,10 @@ type Host struct {
 	audit    audit.Store
 	remote   *demoRemote // the embedded demo's research agent, if any
 	mux      *http.ServeMux
+	guard    *httpguard.Guard
+	ownAudit bool
+	owners   *owners
+	addr     string
 }
 
 // New builds a host from cfg. A nil cfg (or one with the scripted parent
@@ -81,7 +94,11 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	if opts.StateDir == "" {
 		opts.StateDir = os.TempDir() + "/agentadaptor-scripted"
 	}
-	h := &Host{cfg: cfg, log: opts.Logger, registry: sse.NewRegistry(), mux: http.NewServeMux()}
+	h := &Host{cfg: cfg, log: opts.Logger, registry: sse.NewRegistry(), mux: http.NewServeMux(), owners: newOwners(),
+		addr: cmp.Or(opts.Addr, cfg.Addr, DefaultAddr)}
+	if h.guard, err = newGuard(cfg, h.addr); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			h.closeServices(context.Background())
@@ -103,8 +120,11 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 		return nil, err
 	}
 	h.bus = delegation.NewMemoryBus()
-	if h.audit, err = openAudit(cfg.AuditFile); err != nil {
-		return nil, err
+	if h.audit = opts.Audit; h.audit == nil {
+		if h.audit, err = openAudit(cfg.AuditFile); err != nil {
+			return nil, err
+		}
+		h.ownAudit = true
 	}
 	h.deleg, err = delegator.New(ctx, delegator.Config{Registry: reg, Bus: h.bus, Audit: h.audit, Artifacts: artifact.NewMemoryStore(0), Logger: opts.Logger})
 	if err != nil {
@@ -134,6 +154,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	h.hub = subagentstream.NewHub(h.bus, subagentstream.HubOptions{
 		ReconnectGrace: time.Duration(cfg.ReconnectGrace),
 		AllowedOrigins: cfg.AllowedOrigins,
+		Owner:          principal,
 		Logger:         opts.Logger,
 	})
 	chat := sse.NewHandler(h.sdk,
@@ -141,6 +162,13 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 		sse.WithAllowedOrigins(cfg.AllowedOrigins...),
 		sse.WithLogger(opts.Logger),
 		sse.WithSubagentBus(h.hub),
+		sse.WithOwner(principal),
+		sse.WithSessionKeyFunc(sessionKey),
+		sse.WithMaxActiveRuns(cfg.MaxActiveRuns),
+		sse.WithOnRunStart(func(runID string, rh *agentadaptor.RunHandle) {
+			owner, _ := h.registry.Owner(runID)
+			h.owners.add(runID, owner, rh.RunID())
+		}),
 	)
 	h.mux.Handle("/agui", chat)
 	h.mux.Handle("/agui/runs/{runId}/cancel", chat.CancelHandler())
@@ -151,7 +179,12 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	h.mux.Handle("/", web.Handler())
 	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"status":"ok","parent":%q,"active_runs":%d}`+"\n", parent.Name(), h.registry.Len())
+		body := map[string]any{"status": "ok", "parent": parent.Name(), "active_runs": h.registry.Len()}
+		if c, ok := h.audit.(audit.Checker); ok && c.Err() != nil {
+			// The audit sink fails: the host still serves, but says so.
+			body["status"], body["audit"] = "degraded", "the audit file cannot be written; see the host log"
+		}
+		_ = json.NewEncoder(w).Encode(body)
 	})
 	return h, nil
 }
@@ -170,16 +203,16 @@ func newParent(p hostconfig.Parent, opts Options) (agentadaptor.Adapter, error) 
 	return scripted.New(cfg)
 }
 
-// Handler returns the host's HTTP routes.
-func (h *Host) Handler() http.Handler { return h.mux }
+// Handler returns the host's HTTP routes behind its admission guard (Host
+// allowlist, cross-origin protection, authentication, JSON bodies).
+func (h *Host) Handler() http.Handler { return h.guard.Handler(h.mux) }
 
-// Addr returns the configured listen address (DefaultAddr if none).
-func (h *Host) Addr() string {
-	if h.cfg.Addr != "" {
-		return h.cfg.Addr
-	}
-	return DefaultAddr
-}
+// Addr returns the listen address: Options.Addr, else the config's, else
+// DefaultAddr.
+func (h *Host) Addr() string { return h.addr }
+
+// AuthRequired reports whether the host requires bearer tokens.
+func (h *Host) AuthRequired() bool { return h.guard.AuthRequired() }
 
 // ActiveRuns returns how many parent runs are active.
 func (h *Host) ActiveRuns() int { return h.registry.Len() }
@@ -213,7 +246,7 @@ func (h *Host) closeServices(ctx context.Context) {
 	if h.remote != nil {
 		h.remote.close(ctx)
 	}
-	if c, ok := h.audit.(interface{ Close() error }); ok {
+	if c, ok := h.audit.(interface{ Close() error }); ok && h.ownAudit {
 		_ = c.Close()
 	}
 }

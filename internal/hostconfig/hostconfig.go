@@ -27,10 +27,40 @@ type Config struct {
 	// disconnected, waiting for a reconnect with Last-Event-ID, before it is
 	// cancelled (default 30s).
 	ReconnectGrace Duration `yaml:"reconnect_grace"`
-	// AuditFile, when set, receives every delegation's audit record as an
-	// append-only JSON line (the in-memory audit serves the HTTP route).
+	// AuditFile, when set, keeps the delegation audit in this append-only
+	// JSONL file too (a line when a delegation begins and when it ends); it
+	// is read back at startup, so the HTTP route still serves earlier runs.
 	AuditFile string `yaml:"audit_file"`
+	// Auth configures who may use the host (docs/design.md#secrets).
+	// Without tokens the host serves loopback only.
+	Auth Auth `yaml:"auth"`
+	// MaxActiveRuns bounds the chat runs (parent CLI processes) at once:
+	// beyond it POST /agui answers 429 with Retry-After (default 32).
+	MaxActiveRuns int `yaml:"max_active_runs"`
 }
+
+// Auth is the host's access control.
+type Auth struct {
+	// Tokens are the principals allowed to use the host, each with a bearer
+	// token given by an auth reference (env:NAME or file:/path; never the
+	// token itself). With tokens, every route but /healthz requires
+	// "Authorization: Bearer" (or the cookie of a login link), and a run
+	// belongs to the principal that started it.
+	Tokens []Token `yaml:"tokens"`
+	// AllowedHosts are Host names accepted besides the loopback names and
+	// the listen address's host (DNS rebinding protection), e.g. the name
+	// of a reverse proxy in front of the host.
+	AllowedHosts []string `yaml:"allowed_hosts"`
+}
+
+// Token is one principal of Auth.
+type Token struct {
+	Name     string `yaml:"name"`
+	TokenRef string `yaml:"token_ref"`
+}
+
+// DefaultMaxActiveRuns is MaxActiveRuns when the config leaves it 0.
+const DefaultMaxActiveRuns = 32
 
 // Parent configures the parent adapter.
 type Parent struct {
@@ -161,6 +191,31 @@ func (c *Config) Validate() error {
 	}
 	if c.Parent.Scenario != "" && c.Parent.Adapter != "scripted" {
 		return &Error{Field: "parent.scenario", Reason: "only the scripted adapter takes a scenario"}
+	}
+	if c.MaxActiveRuns < 0 {
+		return &Error{Field: "max_active_runs", Reason: "must not be negative"}
+	}
+	if c.MaxActiveRuns == 0 {
+		c.MaxActiveRuns = DefaultMaxActiveRuns
+	}
+	names := map[string]bool{}
+	for i, tk := range c.Auth.Tokens {
+		f := func(name string) string { return fmt.Sprintf("auth.tokens[%d].%s", i, name) }
+		if !keyPattern.MatchString(tk.Name) {
+			return &Error{Field: f("name"), Reason: fmt.Sprintf("%q must be 1-64 lower-case letters, digits, '-' or '_'", tk.Name)}
+		}
+		if names[tk.Name] {
+			return &Error{Field: f("name"), Reason: fmt.Sprintf("duplicate principal %q", tk.Name)}
+		}
+		names[tk.Name] = true
+		if !strings.HasPrefix(tk.TokenRef, "env:") && !strings.HasPrefix(tk.TokenRef, "file:") || len(tk.TokenRef) <= len("env:") {
+			return &Error{Field: f("token_ref"), Reason: "must be env:NAME or file:/path (never the token itself)"}
+		}
+	}
+	for i, h := range c.Auth.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/@ ") {
+			return &Error{Field: fmt.Sprintf("auth.allowed_hosts[%d]", i), Reason: fmt.Sprintf("%q must be a host name or IP address, without scheme or path", h)}
+		}
 	}
 	seen := map[string]bool{}
 	for i := range c.Agents {

@@ -67,6 +67,14 @@ func (h *Handler) CancelHandler() http.Handler {
 			h.preflight(w, r)
 			return
 		}
+		if h.cfg.owner != nil {
+			id := r.PathValue("runId")
+			if owner, ok := h.cfg.registry.Owner(id); ok && owner != h.cfg.owner(r) {
+				// Another principal's run is none of this caller's business.
+				writeError(w, http.StatusNotFound, "run_not_found", fmt.Sprintf("no active run %q (it may have ended already)", id))
+				return
+			}
+		}
 		inner.ServeHTTP(w, r)
 	})
 }
@@ -100,12 +108,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	runID := in.RunID
-	if runID != "" {
-		if err := h.cfg.registry.reserve(runID); err != nil {
-			writeError(w, http.StatusConflict, "run_id_in_use", fmt.Sprintf("run %q is still active: send a new runId for a new run", runID))
+	runID, owner := in.RunID, ""
+	if h.cfg.owner != nil {
+		owner = h.cfg.owner(r)
+	}
+	if k, ok := h.cfg.subagents.(RunIDKeeper); ok && runID != "" && k.RunIDInUse(runID) {
+		writeError(w, http.StatusConflict, "run_id_in_use", fmt.Sprintf("run %q is retained for reconnects: send a new runId for a new run", runID))
+		return
+	}
+	if err := h.cfg.registry.admit(runID, owner, h.cfg.maxActive); err != nil {
+		if errors.Is(err, ErrTooManyRuns) {
+			w.Header().Set("Retry-After", "5")
+			writeError(w, http.StatusTooManyRequests, "too_many_runs", fmt.Sprintf("the host already runs %d chats, its max_active_runs; retry later", h.cfg.maxActive))
 			return
 		}
+		writeError(w, http.StatusConflict, "run_id_in_use", fmt.Sprintf("run %q is still active: send a new runId for a new run", runID))
+		return
 	}
 	ctx := r.Context()
 	if h.cfg.detach || (h.cfg.subagents != nil && h.cfg.protocol == ProtocolAGUI) {
@@ -115,16 +133,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	handle, err := h.sdk.Start(ctx, prompt, opts...)
 	if err != nil {
-		if runID != "" {
-			h.cfg.registry.release(runID)
-		}
+		h.cfg.registry.abandon(runID)
 		h.startFailed(w, in.ThreadID, runID, err)
 		return
 	}
+	admitted := runID
 	if runID == "" {
 		runID = handle.RunID()
 	}
-	h.cfg.registry.attach(runID, handle)
+	h.cfg.registry.attach(admitted, runID, owner, handle)
 	if h.cfg.onRunStart != nil {
 		h.cfg.onRunStart(runID, handle)
 	}

@@ -65,6 +65,8 @@ type config struct {
 	cancelWait     time.Duration
 	logger         *slog.Logger
 	noStreamingOpt bool
+	owner          func(*http.Request) string
+	maxActive      int
 }
 
 // WithProtocol selects AG-UI events (default) or raw StreamPayload JSON.
@@ -148,6 +150,23 @@ type SubagentBus interface {
 // WithSubagentBus streams every run through m (AG-UI protocol only) instead
 // of the handler's own parent-only stream.
 func WithSubagentBus(m SubagentBus) Option { return func(c *config) { c.subagents = m } }
+
+// WithOwner names the principal a request acts for (e.g. from the host's
+// authentication): each run records the principal that started it
+// ([Registry.Owner]), and the cancel route answers 404 to everyone else.
+// Scope session keys per principal with [WithSessionKeyFunc] too.
+func WithOwner(f func(*http.Request) string) Option { return func(c *config) { c.owner = f } }
+
+// WithMaxActiveRuns bounds the runs the handler's registry holds at once
+// (0: no limit): beyond it a POST is answered 429 with Retry-After.
+func WithMaxActiveRuns(n int) Option { return func(c *config) { c.maxActive = n } }
+
+// RunIDKeeper is implemented by a [SubagentBus] that keeps ended runs for
+// reconnects: a client-chosen runId it still retains is refused with 409,
+// so that a retained stream is never replaced by another run.
+type RunIDKeeper interface {
+	RunIDInUse(runID string) bool
+}
 
 // WithoutStreaming stops the handler from adding agentadaptor.WithStreaming()
 // to runs (text then arrives as whole messages).

@@ -16,8 +16,12 @@ import (
 var ErrRunNotFound = errors.New("sse: no active run with that runId")
 
 // ErrRunIDInUse is reported when a client sends the runId of a run that is
-// still active.
+// still active (or still retained for replay, see [RunIDKeeper]).
 var ErrRunIDInUse = errors.New("sse: a run with that runId is already active")
+
+// ErrTooManyRuns is reported when a new run would exceed the handler's
+// [WithMaxActiveRuns] limit.
+var ErrTooManyRuns = errors.New("sse: too many active runs")
 
 // Registry tracks a handler's active runs by AG-UI runId (the runId of the
 // stream's RUN_STARTED: the client's runId when it sent one, else the SDK's
@@ -25,12 +29,16 @@ var ErrRunIDInUse = errors.New("sse: a run with that runId is already active")
 // when it ends. Share one Registry between handlers with [WithRegistry].
 // It is safe for concurrent use.
 type Registry struct {
-	mu   sync.Mutex
-	runs map[string]*agentadaptor.RunHandle // nil value: reserved, not started yet
+	mu       sync.Mutex
+	runs     map[string]*agentadaptor.RunHandle // nil value: reserved, not started yet
+	owners   map[string]string                  // runId -> principal that started it
+	starting int                                // admitted runs without a client runId, not attached yet
 }
 
 // NewRegistry returns an empty Registry.
-func NewRegistry() *Registry { return &Registry{runs: map[string]*agentadaptor.RunHandle{}} }
+func NewRegistry() *Registry {
+	return &Registry{runs: map[string]*agentadaptor.RunHandle{}, owners: map[string]string{}}
+}
 
 // Lookup returns the active run with the given AG-UI runId.
 func (r *Registry) Lookup(runID string) (*agentadaptor.RunHandle, bool) {
@@ -40,11 +48,59 @@ func (r *Registry) Lookup(runID string) (*agentadaptor.RunHandle, bool) {
 	return h, h != nil
 }
 
-// Len returns the number of active (or reserved) runs.
+// Owner returns the principal that started the active run runID (see
+// [WithOwner]; "" without one).
+func (r *Registry) Owner(runID string) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.runs[runID]; !ok {
+		return "", false
+	}
+	return r.owners[runID], true
+}
+
+// Len returns the number of active (or reserved, or starting) runs.
 func (r *Registry) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.runs)
+	return len(r.runs) + r.starting
+}
+
+// admit claims a place for a new run: runID (when the client chose one)
+// is reserved, and the run counts against max (0: no limit) until it is
+// attached or abandoned.
+func (r *Registry) admit(runID, owner string, max int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if runID != "" {
+		if _, taken := r.runs[runID]; taken {
+			return fmt.Errorf("%w: %q", ErrRunIDInUse, runID)
+		}
+	}
+	if max > 0 && len(r.runs)+r.starting >= max {
+		return fmt.Errorf("%w: %d runs are active, the limit is %d", ErrTooManyRuns, len(r.runs)+r.starting, max)
+	}
+	if runID == "" {
+		r.starting++
+		return nil
+	}
+	r.runs[runID] = nil
+	r.owners[runID] = owner
+	return nil
+}
+
+// abandon drops an admission whose run did not start.
+func (r *Registry) abandon(runID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if runID == "" {
+		r.starting--
+		return
+	}
+	if r.runs[runID] == nil {
+		delete(r.runs, runID)
+		delete(r.owners, runID)
+	}
 }
 
 // Cancel cancels the run with the given runId and waits until it has ended
@@ -58,38 +114,24 @@ func (r *Registry) Cancel(ctx context.Context, runID string) error {
 	return h.Cancel(ctx)
 }
 
-// reserve claims runID before the run starts.
-func (r *Registry) reserve(runID string) error {
+// attach records the started run under runID and starts a watcher
+// goroutine, owned by the registry, that removes the entry when the run
+// ends; the goroutine lives exactly as long as the run. admitted is the
+// runId the run was admitted with ("" when the runId is the SDK's).
+func (r *Registry) attach(admitted, runID, owner string, h *agentadaptor.RunHandle) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, taken := r.runs[runID]; taken {
-		return fmt.Errorf("%w: %q", ErrRunIDInUse, runID)
+	if admitted == "" {
+		r.starting--
 	}
-	r.runs[runID] = nil
-	return nil
-}
-
-// release drops a reservation whose run did not start.
-func (r *Registry) release(runID string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.runs[runID] == nil {
-		delete(r.runs, runID)
-	}
-}
-
-// attach records the started run under runID (reserving it if needed) and
-// starts a watcher goroutine, owned by the registry, that removes the entry
-// when the run ends; the goroutine lives exactly as long as the run.
-func (r *Registry) attach(runID string, h *agentadaptor.RunHandle) {
-	r.mu.Lock()
 	r.runs[runID] = h
+	r.owners[runID] = owner
 	r.mu.Unlock()
 	go func() {
 		<-h.Done()
 		r.mu.Lock()
 		if r.runs[runID] == h {
 			delete(r.runs, runID)
+			delete(r.owners, runID)
 		}
 		r.mu.Unlock()
 	}()

@@ -37,7 +37,12 @@ type HubOptions struct {
 	KeepAlive time.Duration
 	// AllowedOrigins are the browser origins allowed to reconnect (CORS).
 	AllowedOrigins []string
-	Logger         *slog.Logger
+	// Owner names the principal a request acts for (e.g. from the host's
+	// authentication): a run's stream belongs to the principal whose
+	// request started it, and EventsHandler answers 404 to everyone else.
+	// Nil: every request may follow every run.
+	Owner  func(*http.Request) string
+	Logger *slog.Logger
 }
 
 // Hub owns the merged streams of a host's runs: it implements
@@ -57,6 +62,7 @@ type Hub struct {
 
 type hubStream struct {
 	*Stream
+	owner   string
 	clients int
 	grace   *time.Timer
 }
@@ -127,10 +133,33 @@ func (h *Hub) Stream(runID string) (*Stream, bool) {
 	return st.Stream, true
 }
 
+// Owner returns the principal that started the run with the given AG-UI
+// runId, while the hub holds its stream (see HubOptions.Owner).
+func (h *Hub) Owner(runID string) (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st, ok := h.streams[runID]
+	if !ok {
+		return "", false
+	}
+	return st.owner, true
+}
+
+// RunIDInUse implements sse.RunIDKeeper: the hub holds (or retains for
+// reconnects) a stream under runID, which a new run must not replace.
+func (h *Hub) RunIDInUse(runID string) bool {
+	_, ok := h.Stream(runID)
+	return ok
+}
+
 // Start begins merging a started run's stream under the AG-UI ids.
 func (h *Hub) Start(handle *agentadaptor.RunHandle, threadID, runID string) *Stream {
+	return h.start(handle, threadID, runID, "")
+}
+
+func (h *Hub) start(handle *agentadaptor.RunHandle, threadID, runID, owner string) *Stream {
 	sub := h.bus.SubscribeRun(h.ctx, handle.RunID())
-	st := &hubStream{Stream: newStream(h.ctx, handle, sub, threadID, runID, h.opts.Stream)}
+	st := &hubStream{Stream: newStream(h.ctx, handle, sub, threadID, runID, h.opts.Stream), owner: owner}
 	h.mu.Lock()
 	h.streams[runID] = st
 	h.mu.Unlock()
@@ -159,7 +188,11 @@ func (h *Hub) Start(handle *agentadaptor.RunHandle, threadID, runID string) *Str
 
 // ServeRun implements sse.SubagentBus: it streams a freshly started run.
 func (h *Hub) ServeRun(w http.ResponseWriter, r *http.Request, handle *agentadaptor.RunHandle, threadID, runID string) {
-	st := h.Start(handle, threadID, runID)
+	owner := ""
+	if h.opts.Owner != nil {
+		owner = h.opts.Owner(r)
+	}
+	st := h.start(handle, threadID, runID, owner)
 	sub, err := st.Subscribe(0)
 	if err != nil { // cannot happen for a new stream
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -193,6 +226,9 @@ func (h *Hub) EventsHandler() http.Handler {
 			return
 		}
 		st, ok := h.Stream(runID)
+		if owner, known := h.Owner(runID); ok && known && h.opts.Owner != nil && owner != h.opts.Owner(r) {
+			ok = false // another principal's run: as if it did not exist
+		}
 		if !ok {
 			writeError(w, http.StatusNotFound, "run_not_found", fmt.Sprintf("no stream for run %q: it never existed here or ended more than %s ago", runID, h.opts.Retention))
 			return

@@ -415,3 +415,41 @@ func TestMCPReleaseCancelsInFlight(t *testing.T) {
 	}
 	<-done // answered, or ended with an error when Release closed the session
 }
+
+// The MCP endpoint serves local CLIs only: a browser request (any Origin)
+// is refused even with a live token, and a 401 names the auth scheme.
+func TestMCPEndpointRefusesBrowsersAndChallenges(t *testing.T) {
+	dt.CheckLeaks(t)
+	srv := dt.StreamingFake(t, fakea2a.Completed("ok"))
+	e := newEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv)})
+	e.ensureRun(t, "run-1", tokenA)
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	post := func(token, origin string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, e.srv.URL(), strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp
+	}
+	if resp := post("", ""); resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer ") {
+		t.Errorf("no token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	if resp := post(tokenA, "http://evil.example"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("browser request with a live token: %d", resp.StatusCode)
+	}
+	if resp := post(tokenA, ""); resp.StatusCode != http.StatusOK {
+		t.Errorf("the CLI's request: %d", resp.StatusCode)
+	}
+}

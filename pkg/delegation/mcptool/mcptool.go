@@ -131,7 +131,7 @@ func New(cfg Config) (*Server, error) {
 	s.mcp = srv
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute})
 	mux := http.NewServeMux()
-	mux.Handle(Path, auth.RequireBearerToken(s.verify, nil)(handler))
+	mux.Handle(Path, guardMCP(auth.RequireBearerToken(s.verify, nil)(handler)))
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("mcptool: listen %s: %w", cfg.Addr, err)
@@ -144,6 +144,40 @@ func New(cfg Config) (*Server, error) {
 		_ = s.http.Serve(ln)
 	}()
 	return s, nil
+}
+
+// guardMCP refuses browser requests (any Origin: the endpoint serves
+// local CLIs only; a web page reaching a loopback port must not drive it)
+// and names the auth scheme on 401, as the MCP authorization spec asks.
+func guardMCP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Origin") != "" {
+			http.Error(w, "cross-origin requests to the delegation MCP endpoint are refused", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(&challenge{ResponseWriter: w}, r)
+	})
+}
+
+// challenge adds WWW-Authenticate to a 401.
+type challenge struct{ http.ResponseWriter }
+
+func (c *challenge) WriteHeader(code int) {
+	if code == http.StatusUnauthorized && c.Header().Get("WWW-Authenticate") == "" {
+		c.Header().Set("WWW-Authenticate", `Bearer realm="agentadaptor-delegation"`)
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer (flush
+// for streamable HTTP).
+func (c *challenge) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// Flush implements http.Flusher.
+func (c *challenge) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // verify accepts exactly the live run tokens.

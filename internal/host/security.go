@@ -1,0 +1,141 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/httpguard"
+)
+
+// ErrInsecureAddr is returned by New for a non-loopback listen address
+// without auth tokens: anyone who reaches the port could run the local
+// agent, which edits files and runs commands.
+var ErrInsecureAddr = errors.New("refusing to serve a non-loopback address without authentication")
+
+// isLoopbackAddr reports whether addr's host is a loopback name or address.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// resolveTokens reads the principals' tokens from their auth references.
+func resolveTokens(tokens []hostconfig.Token) (map[string]string, error) {
+	out := map[string]string{}
+	scope := authref.NewScope("auth", nil)
+	for i, t := range tokens {
+		c, err := scope.Resolve(t.TokenRef)
+		if err != nil {
+			return nil, fmt.Errorf("auth.tokens[%d] (%s): %w", i, t.Name, err)
+		}
+		out[t.Name] = authref.Secret(c)
+	}
+	return out, nil
+}
+
+// newGuard builds the host's admission guard for the listen address.
+func newGuard(cfg *hostconfig.Config, addr string) (*httpguard.Guard, error) {
+	tokens, err := resolveTokens(cfg.Auth.Tokens)
+	if err != nil {
+		return nil, err
+	}
+	if len(tokens) == 0 && !isLoopbackAddr(addr) {
+		return nil, fmt.Errorf("%w: %s is reachable from other machines; add auth.tokens to the config (bearer tokens by env:/file: reference) or listen on 127.0.0.1", ErrInsecureAddr, addr)
+	}
+	return httpguard.New(httpguard.Config{Addr: addr, AllowedHosts: cfg.Auth.AllowedHosts, TrustedOrigins: cfg.AllowedOrigins,
+		Tokens: tokens, Public: []string{"/healthz"}})
+}
+
+// principal is the principal a request acts for ("" without auth).
+func principal(r *http.Request) string { return httpguard.Principal(r.Context()) }
+
+// sessionKey scopes a chat thread to its principal: two principals using
+// the same threadId never share a CLI session.
+func sessionKey(r *http.Request, threadID string) string {
+	p := principal(r)
+	if p == "" || threadID == "" {
+		return threadID
+	}
+	return p + "/" + threadID
+}
+
+// owners remembers which principal started each run (by AG-UI runId) and
+// the run's SDK id, longer than the run lives: its audit records and
+// artifacts stay readable, by that principal only. Bounded by count and age.
+type owners struct {
+	mu    sync.Mutex
+	m     map[string]ownerEntry
+	max   int
+	maxAg time.Duration
+}
+
+type ownerEntry struct {
+	principal string
+	sdkRunID  string
+	at        time.Time
+}
+
+func newOwners() *owners {
+	return &owners{m: map[string]ownerEntry{}, max: 100000, maxAg: 24 * time.Hour}
+}
+
+func (o *owners) add(runID, principal, sdkRunID string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := time.Now()
+	if len(o.m) >= o.max {
+		// Drop the expired ones, then the oldest tenth.
+		var all []string
+		for id, e := range o.m {
+			if now.Sub(e.at) > o.maxAg {
+				delete(o.m, id)
+			} else {
+				all = append(all, id)
+			}
+		}
+		if len(o.m) >= o.max {
+			sort.Slice(all, func(i, j int) bool { return o.m[all[i]].at.Before(o.m[all[j]].at) })
+			for _, id := range all[:len(all)/10+1] {
+				delete(o.m, id)
+			}
+		}
+	}
+	o.m[runID] = ownerEntry{principal: principal, sdkRunID: sdkRunID, at: now}
+}
+
+func (o *owners) get(runID string) (ownerEntry, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	e, ok := o.m[runID]
+	if !ok || time.Since(e.at) > o.maxAg {
+		return ownerEntry{}, false
+	}
+	return e, true
+}
+
+// LoginURLs returns a one-time login link per principal, for the operator
+// to open (base is the host's URL, e.g. "http://127.0.0.1:8080"); none
+// without auth tokens.
+func (h *Host) LoginURLs(base string) map[string]string {
+	out := map[string]string{}
+	for _, t := range h.cfg.Auth.Tokens {
+		if u := h.guard.LoginURL(base, t.Name); u != "" {
+			out[t.Name] = u
+		}
+	}
+	return out
+}
