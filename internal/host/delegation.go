@@ -37,6 +37,9 @@ func registrySpecs(agents []hostconfig.Agent) []registry.RemoteAgentSpec {
 		if a.Policy.MaxArtifactBytes > 0 {
 			p.MaxArtifactBytes = a.Policy.MaxArtifactBytes
 		}
+		if a.Policy.MaxReadBytes > 0 {
+			p.MaxReadBytes = a.Policy.MaxReadBytes
+		}
 		if a.Policy.MaxConcurrentPerRun > 0 {
 			p.MaxConcurrentPerRun = a.Policy.MaxConcurrentPerRun
 		}
@@ -54,7 +57,7 @@ func registrySpecs(agents []hostconfig.Agent) []registry.RemoteAgentSpec {
 		specs = append(specs, registry.RemoteAgentSpec{
 			Key: a.Key, DisplayName: a.DisplayName, Description: a.Description, Protocol: a.Protocol,
 			AgentCardURL: a.AgentCardURL, EndpointURL: a.EndpointURL, AuthRef: a.AuthRef, Tenant: a.Tenant,
-			Shortcut: a.Shortcut, FetchCard: a.FetchCard, Policy: p, Provenance: registry.ProvenanceHost,
+			Shortcut: a.Shortcut, FetchCard: a.FetchCard, InterfaceOrigins: a.InterfaceOrigins, Policy: p, Provenance: registry.ProvenanceHost,
 		})
 	}
 	return specs

@@ -96,19 +96,26 @@ type Agent struct {
 	// FetchCard is "startup" (fetch and fingerprint before the tool is
 	// exposed) or "first_call" (default).
 	FetchCard string `yaml:"fetch_card"`
-	Policy    Policy `yaml:"policy"`
+	// InterfaceOrigins are origins (scheme://host[:port]) the agent's card
+	// may send tasks to besides its own origin (default: none; https never
+	// downgrades to http).
+	InterfaceOrigins []string `yaml:"interface_origins"`
+	Policy           Policy   `yaml:"policy"`
 }
 
 // Policy is an agent's delegation policy (docs/design.md#registry-and-policy).
 type Policy struct {
-	AllowedTenants       []string `yaml:"allowed_tenants"`
-	MaxTimeout           Duration `yaml:"max_timeout"`
-	MaxArtifactBytes     int64    `yaml:"max_artifact_bytes"`
-	MaxConcurrentPerRun  int      `yaml:"max_concurrent_per_run"`
-	MaxConcurrentGlobal  int      `yaml:"max_concurrent_global"`
-	AllowInputRequired   *bool    `yaml:"allow_input_required"`
-	AllowRemoteArtifacts *bool    `yaml:"allow_remote_artifacts"`
-	RequireStreaming     bool     `yaml:"require_streaming"`
+	AllowedTenants   []string `yaml:"allowed_tenants"`
+	MaxTimeout       Duration `yaml:"max_timeout"`
+	MaxArtifactBytes int64    `yaml:"max_artifact_bytes"`
+	// MaxReadBytes bounds everything one delegation reads from the remote
+	// (default 64 MiB); beyond it the delegation fails at once.
+	MaxReadBytes         int64 `yaml:"max_read_bytes"`
+	MaxConcurrentPerRun  int   `yaml:"max_concurrent_per_run"`
+	MaxConcurrentGlobal  int   `yaml:"max_concurrent_global"`
+	AllowInputRequired   *bool `yaml:"allow_input_required"`
+	AllowRemoteArtifacts *bool `yaml:"allow_remote_artifacts"`
+	RequireStreaming     bool  `yaml:"require_streaming"`
 	// Context is the context policy (docs/design.md#context-policies):
 	// ephemeral (default), sticky_per_parent_thread_agent or
 	// sticky_per_run_agent.
@@ -257,7 +264,7 @@ func (c *Config) Validate() error {
 		default:
 			return &Error{Field: f("policy.context"), Reason: fmt.Sprintf("%q is not ephemeral, sticky_per_parent_thread_agent or sticky_per_run_agent", a.Policy.Context)}
 		}
-		if a.Policy.MaxArtifactBytes < 0 || a.Policy.MaxConcurrentPerRun < 0 || a.Policy.MaxConcurrentGlobal < 0 {
+		if a.Policy.MaxArtifactBytes < 0 || a.Policy.MaxConcurrentPerRun < 0 || a.Policy.MaxConcurrentGlobal < 0 || a.Policy.MaxReadBytes < 0 {
 			return &Error{Field: f("policy"), Reason: "limits must not be negative"}
 		}
 	}

@@ -90,7 +90,13 @@ func TestTokenOnlySentToCardOrigin(t *testing.T) {
 	leakCheck(t)
 	agent := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(fakea2a.Completed("ok"))})
 	cardHost := fakea2a.New(t, fakea2a.Options{Streaming: true, InterfaceBaseURL: agent.URL()})
-	c := dial(t, cardHost, client.Options{Credential: client.NewCredential("test", secretToken)})
+	// A card whose interface is on another origin is refused unless that
+	// origin is allowed (the task text would go there)...
+	if _, err := client.NewClient(testCtx(t), cardHost.CardURL(), client.Options{Credential: client.NewCredential("test", secretToken)}); client.KindOf(err) != client.KindProtocol {
+		t.Fatalf("interface on another origin accepted: %v", err)
+	}
+	// ...and when it is, the credential still goes to the card's origin only.
+	c := dial(t, cardHost, client.Options{Credential: client.NewCredential("test", secretToken), InterfaceOrigins: []string{client.Origin(agent.URL())}})
 	if _, err := c.Send(testCtx(t), client.SendRequest{Text: "hi"}); err != nil {
 		t.Fatal(err)
 	}
@@ -100,8 +106,8 @@ func TestTokenOnlySentToCardOrigin(t *testing.T) {
 	}
 	collect(t, s)
 	card := cardHost.RequestsFor("AgentCard")
-	if len(card) != 1 || !card[0].Authorization {
-		t.Fatalf("card origin should get the credential: %+v", card)
+	if len(card) != 2 || !card[0].Authorization || !card[1].Authorization {
+		t.Fatalf("card origin should get the credential (two fetches: the refused client and this one): %+v", card)
 	}
 	reqs := agent.Requests()
 	if len(reqs) < 2 {

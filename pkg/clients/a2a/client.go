@@ -49,6 +49,18 @@ type Options struct {
 	// PreferredTransports reorders the card's interfaces of the same major
 	// protocol version (e.g. prefer HTTP+JSON). Default: the card's order.
 	PreferredTransports []TransportProtocol
+	// MaxEventBytes bounds one SSE event (and line) of a stream
+	// (0: DefaultMaxEventBytes); MaxResponseBytes a JSON response
+	// (0: DefaultMaxResponseBytes); MaxStreamBytes one SSE response
+	// (0: DefaultMaxStreamBytes). Beyond a bound the call fails at once
+	// with a KindProtocol error wrapping ErrEventTooLarge or
+	// ErrResponseTooLarge. Attach a [ReadBudget] to bound several calls.
+	MaxEventBytes, MaxResponseBytes, MaxStreamBytes int64
+	// InterfaceOrigins are origins ("https://api.example") the card's
+	// interfaces may point at besides the card's own origin. An interface
+	// on any other origin is ignored (the task text would go there), and an
+	// https card never uses a plain-http interface.
+	InterfaceOrigins []string
 }
 
 // Client talks to one remote A2A agent, chosen from its card. It is safe for
@@ -116,9 +128,14 @@ func NewClientFromCard(ctx context.Context, card *Card, opts Options) (*Client, 
 	if err != nil {
 		return nil, err
 	}
+	usable, err := interfacesOnTrustedOrigins(card, opts.InterfaceOrigins)
+	if err != nil {
+		return nil, NewError(KindProtocol, op, err)
+	}
 	hc, owned := newHTTPClient(opts.HTTPClient, card.Origin(), cred)
+	hc.Transport = boundedBodies{base: hc.Transport, lim: limitsFrom(opts)}
 
-	chosen := chooseInterface(card.Agent.SupportedInterfaces, opts.PreferredTransports)
+	chosen := chooseInterface(usable, opts.PreferredTransports)
 	agent := *card.Agent
 	agent.SupportedInterfaces = []*sdk.AgentInterface{chosen}
 

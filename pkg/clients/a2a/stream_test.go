@@ -489,7 +489,8 @@ func TestHugeArtifact(t *testing.T) {
 	const size = 4 << 20
 	f := fakea2a.New(t, fakea2a.Options{Streaming: true, Behavior: fakea2a.Script(
 		fakea2a.HugeArtifact("big.txt", size), fakea2a.Completed("done"))})
-	c := dial(t, f, client.Options{})
+	// The 4 MiB artifact comes in one event: raise the event bound for it.
+	c := dial(t, f, client.Options{MaxEventBytes: 2 * size})
 	// Moving 4 MiB through a2a-go's server, SSE and this client is CPU-bound
 	// under -race (about 6s alone, 30s seen with the machine loaded), so the
 	// stream is bounded by the test binary's -timeout (t.Context) rather

@@ -80,7 +80,10 @@ func (c *Connector) Protocol() string { return delegation.ProtocolA2A }
 // returns the agent. A malformed card or an unresolvable credential wraps
 // remote.ErrConfig.
 func (c *Connector) Connect(ctx context.Context, ep remote.Endpoint) (remote.Agent, error) {
-	opts := a2aclient.Options{HTTPClient: c.opts.HTTPClient, CardFetchTimeout: c.opts.CardFetchTimeout, RequestTimeout: c.opts.RequestTimeout}
+	opts := a2aclient.Options{HTTPClient: c.opts.HTTPClient, CardFetchTimeout: c.opts.CardFetchTimeout, RequestTimeout: c.opts.RequestTimeout,
+		InterfaceOrigins: ep.InterfaceOrigins,
+		// An event must hold an artifact the policy accepts, JSON-escaped.
+		MaxEventBytes: max(a2aclient.DefaultMaxEventBytes, 2*ep.MaxArtifactBytes+64<<10)}
 	cred, err := a2aclient.ResolveAuthRef(ep.AuthRef)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the host credential for agent %q is not configured (%s)", remote.ErrConfig, ep.Key, ep.AuthRef)
@@ -100,6 +103,9 @@ func (c *Connector) Connect(ctx context.Context, ep remote.Endpoint) (remote.Age
 			return nil, fmt.Errorf("%w: agent %q has a malformed agent card: %w", remote.ErrConfig, ep.Key, err)
 		}
 		return nil, err
+	}
+	if ep.MaxReadBytes <= 0 {
+		ep.MaxReadBytes = DefaultMaxReadBytes
 	}
 	return &agent{c: c, ep: ep, client: client, info: infoFromCard(client.Card())}, nil
 }
@@ -159,7 +165,7 @@ func (a *agent) NewTask(spec remote.TaskSpec) remote.Task {
 	if spec.Log == nil {
 		spec.Log = slog.New(slog.DiscardHandler)
 	}
-	return &task{a: a, spec: spec, mode: mode, m: newMapper(spec.Transcript, mode == "streaming")}
+	return &task{a: a, spec: spec, mode: mode, m: newMapper(spec.Transcript, mode == "streaming"), budget: a2aclient.NewReadBudget(a.ep.MaxReadBytes)}
 }
 
 // task is one delegated A2A task.
@@ -169,6 +175,8 @@ type task struct {
 	mode string
 	m    *mapper
 	sent bool // a request that creates the remote task went out
+	// budget bounds what all the task's calls read from the agent.
+	budget *a2aclient.ReadBudget
 }
 
 func (t *task) Mode() string      { return t.mode }
@@ -184,10 +192,15 @@ func (t *task) metadata() map[string]any {
 	return map[string]any{"agentadaptor/delegation_id": t.spec.DelegationID}
 }
 
+// DefaultMaxReadBytes bounds what one delegation reads from an agent when
+// the endpoint does not say.
+const DefaultMaxReadBytes = 64 << 20
+
 // Start implements remote.Task: it announces the delegation, then sends the
 // task with message/stream (or, for an agent that does not stream, with a
 // non-blocking send followed by polling).
 func (t *task) Start(ctx context.Context) error {
+	ctx = a2aclient.WithReadBudget(ctx, t.budget)
 	t.emit([]delegation.DelegationEvent{{Kind: delegation.DelegationStarted, Status: "starting"}})
 	if !t.a.info.Streaming {
 		t.emit([]delegation.DelegationEvent{{Kind: delegation.DelegationStatus, Status: "polling",
@@ -199,6 +212,7 @@ func (t *task) Start(ctx context.Context) error {
 
 // Answer implements remote.Task.
 func (t *task) Answer(ctx context.Context, text string) error {
+	ctx = a2aclient.WithReadBudget(ctx, t.budget)
 	t.m.resetStatus()
 	msg := sdka2a.NewMessageForTask(sdka2a.MessageRoleUser, sdka2a.TaskInfo{TaskID: sdka2a.TaskID(t.m.taskID), ContextID: t.m.contextID}, sdka2a.NewTextPart(text))
 	return t.send(ctx, msg)
@@ -313,6 +327,7 @@ func (t *task) CanRecover(err error) bool {
 // Recover implements remote.Task: resubscribe, or poll the task, with
 // retries (pkg/clients/a2a.RecoverTask).
 func (t *task) Recover(ctx context.Context) error {
+	ctx = a2aclient.WithReadBudget(ctx, t.budget)
 	t.m.resetStatus()
 	rep, err := a2aclient.RecoverTask(ctx, t.a.client, sdka2a.TaskID(t.m.taskID), a2aclient.RecoverOptions{
 		Tenant: t.a.ep.Tenant, MaxAttempts: t.a.c.opts.RecoverAttempts, InitialBackoff: t.a.c.opts.RecoverBackoff,

@@ -28,6 +28,10 @@ type Options struct {
 	ConnectTimeout time.Duration
 }
 
+// DefaultMaxReadBytes bounds one run's response when the endpoint does not
+// say.
+const DefaultMaxReadBytes = 64 << 20
+
 // Connector is the remote.Connector for remote AG-UI agents.
 type Connector struct {
 	opts Options
@@ -44,8 +48,12 @@ func (c *Connector) Protocol() string { return delegation.ProtocolAGUI }
 func (c *Connector) Connect(_ context.Context, ep remote.Endpoint) (remote.Agent, error) {
 	// A frame must be able to hold an artifact the policy accepts.
 	frame := min(max(aguiclient.DefaultMaxFrameBytes, int(ep.MaxArtifactBytes)+64<<10), 64<<20)
+	limit := ep.MaxReadBytes
+	if limit <= 0 {
+		limit = DefaultMaxReadBytes
+	}
 	client, err := aguiclient.New(aguiclient.Options{EndpointURL: ep.URL, AuthRef: ep.AuthRef, HTTPClient: c.opts.HTTPClient,
-		ConnectTimeout: c.opts.ConnectTimeout, MaxFrameBytes: frame})
+		ConnectTimeout: c.opts.ConnectTimeout, MaxFrameBytes: frame, MaxStreamBytes: limit})
 	if err != nil {
 		if errors.Is(err, aguiclient.ErrInvalidAuthRef) {
 			return nil, fmt.Errorf("%w: the host credential for agent %q is not configured (%s)", remote.ErrConfig, ep.Key, ep.AuthRef)

@@ -39,6 +39,7 @@ const (
 	DefaultMaxConcurrentPerRun = 4
 	DefaultMaxConcurrentGlobal = 64
 	DefaultMaxArtifacts        = remote.DefaultMaxArtifacts
+	DefaultMaxReadBytes        = 64 << 20
 )
 
 // DelegationPolicy is the host's policy for one remote agent
@@ -78,6 +79,10 @@ type DelegationPolicy struct {
 	AllowRemoteArtifacts bool
 	// AuditLevel is AuditMinimal, AuditStandard (default) or AuditFull.
 	AuditLevel string
+	// MaxReadBytes bounds everything one delegation reads from the remote
+	// (all its responses together); beyond it the delegation fails at once
+	// with remote_failed. Default DefaultMaxReadBytes.
+	MaxReadBytes int64
 	// RequireStreaming refuses agents whose card does not advertise
 	// streaming (capability_unsupported) instead of degrading to polling.
 	RequireStreaming bool
@@ -99,6 +104,9 @@ func (p DelegationPolicy) WithDefaults() DelegationPolicy {
 	}
 	if p.MaxArtifactBytes <= 0 {
 		p.MaxArtifactBytes = DefaultMaxArtifactBytes
+	}
+	if p.MaxReadBytes <= 0 {
+		p.MaxReadBytes = DefaultMaxReadBytes
 	}
 	if p.MaxConcurrentPerRun <= 0 {
 		p.MaxConcurrentPerRun = DefaultMaxConcurrentPerRun
@@ -127,7 +135,7 @@ func (p DelegationPolicy) Validate() error {
 	default:
 		return fmt.Errorf("policy.audit_level %q is not %s, %s or %s", p.AuditLevel, AuditMinimal, AuditStandard, AuditFull)
 	}
-	if p.MaxTimeout < 0 || p.MaxArtifactBytes < 0 || p.MaxConcurrentPerRun < 0 || p.MaxConcurrentGlobal < 0 {
+	if p.MaxTimeout < 0 || p.MaxArtifactBytes < 0 || p.MaxConcurrentPerRun < 0 || p.MaxConcurrentGlobal < 0 || p.MaxReadBytes < 0 {
 		return fmt.Errorf("policy limits must not be negative")
 	}
 	return nil

@@ -83,6 +83,11 @@ type RemoteAgentSpec struct {
 	Shortcut string
 	// FetchCard is FetchCardStartup or FetchCardFirstCall (default).
 	FetchCard string
+	// InterfaceOrigins are origins (scheme://host[:port]) the agent's card
+	// may point its interfaces at besides the card's own origin; by default
+	// a task only goes to the card's origin, and https never downgrades to
+	// http.
+	InterfaceOrigins []string
 	// Capabilities declares what an agent without a card can do; for an
 	// agent with a card the card's (conservative) reading replaces it.
 	Capabilities RemoteCapabilities
@@ -208,6 +213,11 @@ func validateSpec(s *RemoteAgentSpec) error {
 	}
 	if s.FetchCard != FetchCardStartup && s.FetchCard != FetchCardFirstCall {
 		return bad("fetch_card", "%q is not %s or %s", s.FetchCard, FetchCardStartup, FetchCardFirstCall)
+	}
+	for i, o := range s.InterfaceOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.User != nil {
+			return bad(fmt.Sprintf("interface_origins[%d]", i), "%q must be scheme://host[:port]", o)
+		}
 	}
 	for field, u := range map[string]string{"agent_card_url": s.AgentCardURL, "endpoint_url": s.EndpointURL} {
 		if u == "" {
@@ -393,7 +403,8 @@ func (r *Registry) connect(ctx context.Context, e *entry) (remote.Agent, *Connec
 
 		r.secrets.AddRef(e.spec.AuthRef)
 		a, err := e.conn.Connect(ctx, remote.Endpoint{Key: e.spec.Key, CardURL: e.spec.AgentCardURL, URL: e.spec.EndpointURL,
-			AuthRef: e.spec.AuthRef, Tenant: e.spec.Tenant, Streaming: e.spec.Capabilities.Streaming, MaxArtifactBytes: e.spec.Policy.MaxArtifactBytes})
+			AuthRef: e.spec.AuthRef, Tenant: e.spec.Tenant, Streaming: e.spec.Capabilities.Streaming, MaxArtifactBytes: e.spec.Policy.MaxArtifactBytes,
+			MaxReadBytes: e.spec.Policy.MaxReadBytes, InterfaceOrigins: e.spec.InterfaceOrigins})
 
 		e.mu.Lock()
 		e.fetching = nil

@@ -29,6 +29,12 @@ type Endpoint struct {
 	// MaxArtifactBytes is the largest artifact the host accepts: a protocol
 	// sizes its frame limits so that such an artifact fits.
 	MaxArtifactBytes int64
+	// MaxReadBytes bounds everything one delegation reads from the agent
+	// (0: the protocol's default); beyond it the delegation fails.
+	MaxReadBytes int64
+	// InterfaceOrigins are further origins the agent's self-description
+	// may send tasks to (besides its own origin).
+	InterfaceOrigins []string
 }
 
 // Info is what the host learned about a connected agent.
