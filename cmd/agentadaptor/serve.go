@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
@@ -47,11 +46,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
 		return 1
 	}
-	// No WriteTimeout: it would cut the SSE streams. ReadTimeout bounds a
-	// request's headers and body (a slow body would otherwise hold a
-	// connection forever), IdleTimeout the keep-alive connections.
-	srv := &http.Server{Handler: h.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	srv := h.Server()
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(stderr, "agentadaptor serve: listening on %s\n", base)
 	for name, link := range h.LoginURLs(base) {

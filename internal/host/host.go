@@ -52,25 +52,29 @@ type Options struct {
 	Addr string
 	// Audit replaces the audit store the config's audit_file selects.
 	Audit audit.Store
+	// ReadTimeout bounds reading a request's headers and body (default
+	// 30s): a client trickling a body cannot hold a connection for longer.
+	ReadTimeout time.Duration
 }
 
 // Host is a configured agentadaptor host.
 type Host struct {
-	cfg      *hostconfig.Config
-	log      *slog.Logger
-	sdk      *agentadaptor.SDK
-	registry *sse.Registry
-	bus      delegation.EventBus
-	hub      *subagentstream.Hub
-	deleg    *delegator.Delegator
-	tools    *mcptool.Server
-	audit    audit.Store
-	remote   *demoRemote // the embedded demo's research agent, if any
-	mux      *http.ServeMux
-	guard    *httpguard.Guard
-	ownAudit bool
-	owners   *owners
-	addr     string
+	cfg         *hostconfig.Config
+	log         *slog.Logger
+	sdk         *agentadaptor.SDK
+	registry    *sse.Registry
+	bus         delegation.EventBus
+	hub         *subagentstream.Hub
+	deleg       *delegator.Delegator
+	tools       *mcptool.Server
+	audit       audit.Store
+	remote      *demoRemote // the embedded demo's research agent, if any
+	mux         *http.ServeMux
+	guard       *httpguard.Guard
+	ownAudit    bool
+	readTimeout time.Duration
+	owners      *owners
+	addr        string
 }
 
 // New builds a host from cfg. A nil cfg (or one with the scripted parent
@@ -95,7 +99,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 		opts.StateDir = os.TempDir() + "/agentadaptor-scripted"
 	}
 	h := &Host{cfg: cfg, log: opts.Logger, registry: sse.NewRegistry(), mux: http.NewServeMux(), owners: newOwners(),
-		addr: cmp.Or(opts.Addr, cfg.Addr, DefaultAddr)}
+		addr: cmp.Or(opts.Addr, cfg.Addr, DefaultAddr), readTimeout: cmp.Or(opts.ReadTimeout, 30*time.Second)}
 	if h.guard, err = newGuard(cfg, h.addr); err != nil {
 		return nil, err
 	}
@@ -121,7 +125,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	}
 	h.bus = delegation.NewMemoryBus()
 	if h.audit = opts.Audit; h.audit == nil {
-		if h.audit, err = openAudit(cfg.AuditFile); err != nil {
+		if h.audit, err = openAudit(cfg.AuditFile, opts.Logger); err != nil {
 			return nil, err
 		}
 		h.ownAudit = true
@@ -211,6 +215,14 @@ func (h *Host) Handler() http.Handler { return h.guard.Handler(h.mux) }
 // DefaultAddr.
 func (h *Host) Addr() string { return h.addr }
 
+// Server returns the *http.Server to serve the host with: its Handler,
+// ReadHeaderTimeout, ReadTimeout (Options.ReadTimeout) and IdleTimeout,
+// and no WriteTimeout, which would cut the SSE streams.
+func (h *Host) Server() *http.Server {
+	return &http.Server{Handler: h.Handler(), ReadHeaderTimeout: min(10*time.Second, h.readTimeout), ReadTimeout: h.readTimeout,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelDebug)}
+}
+
 // AuthRequired reports whether the host requires bearer tokens.
 func (h *Host) AuthRequired() bool { return h.guard.AuthRequired() }
 
@@ -253,11 +265,11 @@ func (h *Host) closeServices(ctx context.Context) {
 
 // openAudit returns the audit store: in memory, or backed by a JSONL file
 // that is read back at startup.
-func openAudit(path string) (audit.Store, error) {
+func openAudit(path string, log *slog.Logger) (audit.Store, error) {
 	if path == "" {
-		return audit.NewMemory(audit.Options{}), nil
+		return audit.NewMemory(audit.Options{Logger: log}), nil
 	}
-	return audit.OpenFile(path, audit.Options{})
+	return audit.OpenFile(path, audit.Options{Logger: log})
 }
 
 // Serve runs srv until ctx is cancelled, then shuts down in order: cancel

@@ -3,7 +3,9 @@ package host_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -255,5 +257,61 @@ func TestHostThreadsArePerPrincipal(t *testing.T) {
 	}
 	if _, _, body := request(t, nil, "POST", srv.URL+"/agui", runBody("a-2"), alice); !strings.Contains(body, "second turn") {
 		t.Fatalf("alice's second turn: %s", body)
+	}
+}
+
+// A client trickling a request body cannot hold a connection (and a file
+// descriptor) beyond the read timeout.
+func TestHostCutsATricklingBody(t *testing.T) {
+	h, err := host.New(context.Background(), scenarioConfig(t, "- say: hi\n"), host.Options{StateDir: t.TempDir(), ReadTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := h.Server()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = h.Shutdown(ctx)
+		_ = srv.Shutdown(ctx)
+		<-done
+	}()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /agui HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", ln.Addr())
+	// Keep trickling one byte at a time until the server hangs up; it must,
+	// long before the body could complete.
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		buf := make([]byte, 4096)
+		for {
+			if _, err := conn.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(60 * time.Second)
+	for sent := 0; ; sent++ {
+		select {
+		case <-closed:
+			return
+		case <-deadline:
+			t.Fatalf("the connection is still open after %d trickled bytes", sent)
+		case <-tick.C:
+			if _, err := conn.Write([]byte(" ")); err != nil {
+				return
+			}
+		}
 	}
 }

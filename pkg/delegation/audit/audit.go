@@ -2,6 +2,7 @@ package audit
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
@@ -97,6 +98,9 @@ type Options struct {
 	MaxAge time.Duration
 	// Clock returns the time (time.Now).
 	Clock func() time.Time
+	// Logger hears when a store's sink starts failing and when it recovers
+	// (default: discard).
+	Logger *slog.Logger
 }
 
 func (o *Options) defaults() {
@@ -108,6 +112,9 @@ func (o *Options) defaults() {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 }
 

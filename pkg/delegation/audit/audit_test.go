@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"log/slog"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -92,14 +93,19 @@ func TestFileSurvivesRestart(t *testing.T) {
 
 func TestFileReportsAFailingSink(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	f, err := OpenFile(path, Options{})
+	var logs strings.Builder
+	f, err := OpenFile(path, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.f.Close() // the sink breaks under the store
 	f.Begin(Record{DelegationID: "d", RunID: "r"})
+	f.End(Record{DelegationID: "d", RunID: "r", Status: delegation.StatusCompleted})
 	if f.Err() == nil {
 		t.Fatal("a failed write must be reported")
+	}
+	if n := strings.Count(logs.String(), "audit file write failed"); n != 1 {
+		t.Fatalf("the failure is logged %d times, want once: %s", n, logs.String())
 	}
 	if len(f.ListRun("r")) != 1 {
 		t.Fatal("the record must still be kept in memory")

@@ -114,8 +114,14 @@ func (fs *File) writeLocked(rec Record) {
 		_, err = fs.f.Write(b)
 	}
 	if err != nil {
+		if fs.err == nil {
+			fs.Memory.opts.Logger.Error("audit file write failed; records are kept in memory only until it recovers", "path", fs.path, "error", err)
+		}
 		fs.err = fmt.Errorf("audit: write %s: %w", fs.path, err)
 		return
+	}
+	if fs.err != nil {
+		fs.Memory.opts.Logger.Info("audit file writes recovered", "path", fs.path)
 	}
 	fs.err = nil
 }
