@@ -5,8 +5,30 @@ import (
 )
 
 // StreamKind says what a [StreamPayload] reports. The empty kind is an opaque
-// custom payload identified by its Name.
+// custom payload identified by its Name; in JSON it is written "custom".
 type StreamKind string
+
+// customKindText is how JSON spells KindCustom.
+const customKindText = "custom"
+
+// MarshalText writes KindCustom as "custom" and every other kind as is.
+func (k StreamKind) MarshalText() ([]byte, error) {
+	if k == KindCustom {
+		return []byte(customKindText), nil
+	}
+	return []byte(k), nil
+}
+
+// UnmarshalText reads "custom" (and "") as KindCustom and every other kind
+// as is.
+func (k *StreamKind) UnmarshalText(b []byte) error {
+	if string(b) == customKindText {
+		*k = KindCustom
+		return nil
+	}
+	*k = StreamKind(b)
+	return nil
+}
 
 // The payload kinds. Bridges map each kind to their protocol; a kind they do
 // not know is treated like [KindCustom].

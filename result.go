@@ -1,6 +1,10 @@
 package agentadaptor
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+	"unicode/utf8"
+)
 
 // RunStatus is how a run ended.
 type RunStatus string
@@ -44,11 +48,56 @@ func (r *RunResult) Err() error {
 }
 
 // RawStreams is the captured stdout and stderr of the child, each capped.
+// In JSON each stream is text when it is valid UTF-8 ("stdout"), and
+// base64 otherwise ("stdout_base64").
 type RawStreams struct {
 	Stdout          []byte `json:"stdout"`
 	Stderr          []byte `json:"stderr"`
 	StdoutTruncated bool   `json:"stdout_truncated,omitempty"`
 	StderrTruncated bool   `json:"stderr_truncated,omitempty"`
+}
+
+// rawStreamsJSON is the JSON shape of RawStreams.
+type rawStreamsJSON struct {
+	Stdout          *string `json:"stdout,omitempty"`
+	StdoutBase64    []byte  `json:"stdout_base64,omitempty"`
+	Stderr          *string `json:"stderr,omitempty"`
+	StderrBase64    []byte  `json:"stderr_base64,omitempty"`
+	StdoutTruncated bool    `json:"stdout_truncated,omitempty"`
+	StderrTruncated bool    `json:"stderr_truncated,omitempty"`
+}
+
+// MarshalJSON writes each stream as text when it is valid UTF-8, as base64
+// (the _base64 field) otherwise.
+func (r RawStreams) MarshalJSON() ([]byte, error) {
+	out := rawStreamsJSON{StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated}
+	text := func(b []byte, s **string, raw *[]byte) {
+		if utf8.Valid(b) {
+			t := string(b)
+			*s = &t
+		} else {
+			*raw = b
+		}
+	}
+	text(r.Stdout, &out.Stdout, &out.StdoutBase64)
+	text(r.Stderr, &out.Stderr, &out.StderrBase64)
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *RawStreams) UnmarshalJSON(b []byte) error {
+	var in rawStreamsJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*r = RawStreams{Stdout: in.StdoutBase64, Stderr: in.StderrBase64, StdoutTruncated: in.StdoutTruncated, StderrTruncated: in.StderrTruncated}
+	if in.Stdout != nil {
+		r.Stdout = []byte(*in.Stdout)
+	}
+	if in.Stderr != nil {
+		r.Stderr = []byte(*in.Stderr)
+	}
+	return nil
 }
 
 // Timings records when the run passed its milestones.

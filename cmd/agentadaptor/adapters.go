@@ -19,12 +19,15 @@ type adapterSpec struct {
 	Name     string
 	Scenario string
 	Binary   string
+	// PermissionMode and AllowedTools configure a Claude parent.
+	PermissionMode string
+	AllowedTools   []string
 }
 
 // adapterFactories builds each adapter the binary offers.
 var adapterFactories = map[string]func(adapterSpec) (agentadaptor.Adapter, error){
 	"claude": func(s adapterSpec) (agentadaptor.Adapter, error) {
-		return claude.New(claude.Config{Binary: s.Binary})
+		return claude.New(claude.Config{Binary: s.Binary, PermissionMode: s.PermissionMode, AllowedTools: s.AllowedTools})
 	},
 	"codex": func(s adapterSpec) (agentadaptor.Adapter, error) {
 		return codex.New(codex.Config{Binary: s.Binary})
@@ -46,15 +49,34 @@ func adapterNames() []string {
 	return names
 }
 
+// installHints say how to get each CLI when it is missing.
+var installHints = map[string]string{
+	"claude": "install Claude Code (npm install -g @anthropic-ai/claude-code) or point --binary / parent.binary at it",
+	"codex":  "install Codex (npm install -g @openai/codex) or point --binary / parent.binary at it",
+	"cursor": "install the Cursor CLI (https://cursor.com/cli) or point --binary / parent.binary at it",
+}
+
+// newAdapter builds the named adapter and checks, for the real CLIs, that
+// its executable exists: a missing CLI is a configuration error at startup,
+// not a failure of the first run.
 func newAdapter(s adapterSpec) (agentadaptor.Adapter, error) {
 	f, ok := adapterFactories[s.Name]
 	if !ok {
 		return nil, fmt.Errorf("unknown adapter %q (want one of %v)", s.Name, adapterNames())
 	}
-	return f(s)
+	a, err := f(s)
+	if err != nil {
+		return nil, err
+	}
+	if b, ok := a.(interface{ Binary() (string, error) }); ok {
+		if _, err := b.Binary(); err != nil {
+			return nil, fmt.Errorf("the %s CLI was not found: %v; %s", s.Name, err, installHints[s.Name])
+		}
+	}
+	return a, nil
 }
 
 // parentAdapter builds a host's parent adapter from its config.
 func parentAdapter(p hostconfig.Parent) (agentadaptor.Adapter, error) {
-	return newAdapter(adapterSpec{Name: p.Adapter, Scenario: p.Scenario, Binary: p.Binary})
+	return newAdapter(adapterSpec{Name: p.Adapter, Scenario: p.Scenario, Binary: p.Binary, PermissionMode: p.PermissionMode, AllowedTools: p.AllowedTools})
 }

@@ -44,6 +44,9 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		return versionCmd(ctx, nil, stdout, stderr)
+	}
 	// Longest registered prefix wins ("a2a serve" before "a2a").
 	for n := min(2, len(args)); n >= 1; n-- {
 		name := strings.Join(args[:n], " ")
@@ -51,8 +54,36 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return c.run(ctx, args[n:], stdout, stderr)
 		}
 	}
+	// A command group ("a2a"): list its commands.
+	if group := groupCommands(args[0]); len(group) > 0 {
+		help := len(args) > 1 && (args[1] == "--help" || args[1] == "-h" || args[1] == "help")
+		w := stderr
+		if help {
+			w = stdout
+		}
+		fmt.Fprintf(w, "Usage: agentadaptor %s COMMAND [flags]\n\nCommands:\n", args[0])
+		for _, n := range group {
+			fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+		}
+		if help {
+			return 0
+		}
+		return 2
+	}
 	fmt.Fprintf(stderr, "agentadaptor: unknown command %q; run 'agentadaptor --help'\n", strings.Join(args[:min(2, len(args))], " "))
 	return 2
+}
+
+// groupCommands lists the commands that start with the word group.
+func groupCommands(group string) []string {
+	var out []string
+	for n := range commands {
+		if strings.HasPrefix(n, group+" ") {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func usage(w io.Writer) {

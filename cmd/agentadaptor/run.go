@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,20 +20,26 @@ func init() {
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run", "run --adapter NAME [--stream] [--scenario FILE] [flags] PROMPT")
-	adapterName := fs.String("adapter", "scripted", "adapter: "+strings.Join(adapterNames(), ", "))
+	adapterName := fs.String("adapter", "", "adapter: "+strings.Join(adapterNames(), ", ")+" (required)")
 	stream := fs.Bool("stream", false, "ask the CLI for partial output (text deltas)")
 	scenario := fs.String("scenario", "", "scenario file (scripted adapter)")
 	model := fs.String("model", "", "model, in the CLI's naming")
 	binary := fs.String("binary", "", "the CLI executable (default: the adapter's usual name on PATH)")
-	sessionKey := fs.String("session-key", "", "host session key; runs with the same key resume the CLI session")
+	sessionKey := fs.String("session-key", "", "session key; runs with the same key resume the CLI session, across invocations")
+	stateDir := fs.String("state-dir", defaultStateDir(), "where --session-key remembers sessions")
 	workDir := fs.String("work-dir", "", "working directory of the agent (default: current)")
 	timeout := fs.Duration("timeout", 0, "stop the run after this long (0 = no limit)")
 	result := fs.Bool("result", false, "print the RunResult as a final JSON line")
-	if code, done := parseFlags(fs, args, stdout, stderr); done {
+	prompt, code, done := parseInterspersed(fs, args, stdout, stderr)
+	if done {
 		return code
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "agentadaptor run: want exactly one PROMPT argument, got %d (quote the prompt)\n", fs.NArg())
+	if len(prompt) != 1 {
+		fmt.Fprintf(stderr, "agentadaptor run: want exactly one PROMPT argument, got %d: %q (quote a prompt of several words)\n", len(prompt), prompt)
+		return 2
+	}
+	if *adapterName == "" {
+		fmt.Fprintf(stderr, "agentadaptor run: --adapter is required (one of %s)\n", strings.Join(adapterNames(), ", "))
 		return 2
 	}
 	if *scenario != "" && *adapterName != "scripted" {
@@ -46,7 +55,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentadaptor run: %v\n", err)
 		return 2
 	}
-	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(adapter))
+	sdkOpts := []agentadaptor.SDKOption{agentadaptor.WithAdapters(adapter)}
+	if *sessionKey != "" {
+		sdkOpts = append(sdkOpts, agentadaptor.WithSessionStore(agentadaptor.NewFileSessionStore(filepath.Join(*stateDir, "sessions.json"))))
+	}
+	sdk, err := agentadaptor.New(sdkOpts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentadaptor run: %v\n", err)
 		return 2
@@ -67,7 +80,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *timeout > 0 {
 		opts = append(opts, agentadaptor.WithTimeout(*timeout))
 	}
-	h, err := sdk.Start(ctx, fs.Arg(0), opts...)
+	h, err := sdk.Start(ctx, prompt[0], opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentadaptor run: %v\n", err)
 		return 1
@@ -95,4 +108,36 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// parseInterspersed parses flags that may come before or after the
+// positional arguments ("run PROMPT --stream" as well as "run --stream
+// PROMPT"); "--" ends the flags. It returns the positional arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (positional []string, code int, done bool) {
+	for {
+		if code, done := parseFlags(fs, args, stdout, stderr); done {
+			return nil, code, true
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, 0, false
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(positional, rest...), 0, false
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// defaultStateDir is $XDG_STATE_HOME/agentadaptor, else
+// ~/.local/state/agentadaptor, else a directory under the temp dir.
+func defaultStateDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "agentadaptor")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "agentadaptor")
+	}
+	return filepath.Join(os.TempDir(), "agentadaptor-state")
 }

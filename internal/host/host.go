@@ -130,7 +130,11 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 		}
 		h.ownAudit = true
 	}
-	h.deleg, err = delegator.New(ctx, delegator.Config{Registry: reg, Bus: h.bus, Audit: h.audit, Artifacts: artifact.NewMemoryStore(0), Logger: opts.Logger})
+	// An agent marked fetch_card: startup whose card cannot be fetched or
+	// is malformed fails the start, with the reason: it is configured to be
+	// checked before the tool is offered.
+	h.deleg, err = delegator.New(ctx, delegator.Config{Registry: reg, Bus: h.bus, Audit: h.audit, Artifacts: artifact.NewMemoryStore(0), Logger: opts.Logger,
+		FailOnCardError: true})
 	if err != nil {
 		return nil, err
 	}

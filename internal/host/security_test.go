@@ -315,3 +315,15 @@ func TestHostCutsATricklingBody(t *testing.T) {
 		}
 	}
 }
+
+// An agent marked fetch_card: startup must be reachable with a valid card
+// when the host starts: otherwise the start fails and says why, instead of
+// every later call failing.
+func TestStartupCardMustLoad(t *testing.T) {
+	cfg := scenarioConfig(t, "- say: hi\n")
+	cfg.Agents = []hostconfig.Agent{{Key: "research", Protocol: "a2a", AgentCardURL: "http://127.0.0.1:1/.well-known/agent-card.json", FetchCard: "startup"}}
+	_, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), `"research"`) {
+		t.Fatalf("err = %v", err)
+	}
+}

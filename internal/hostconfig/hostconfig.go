@@ -76,6 +76,12 @@ type Parent struct {
 	WorkDir string `yaml:"work_dir"`
 	// Timeout bounds one parent run (Go duration, e.g. 10m; 0 = none).
 	Timeout Duration `yaml:"timeout"`
+	// PermissionMode is Claude Code's --permission-mode (claude only), e.g.
+	// "default", "acceptEdits", "plan" or "bypassPermissions".
+	PermissionMode string `yaml:"permission_mode"`
+	// AllowedTools are granted to Claude Code with --allowedTools (claude
+	// only), besides the delegation tool, e.g. ["Read", "Bash(git diff:*)"].
+	AllowedTools []string `yaml:"allowed_tools"`
 }
 
 // Agent is one registry entry.
@@ -199,6 +205,9 @@ func (c *Config) Validate() error {
 	if c.Parent.Scenario != "" && c.Parent.Adapter != "scripted" {
 		return &Error{Field: "parent.scenario", Reason: "only the scripted adapter takes a scenario"}
 	}
+	if (c.Parent.PermissionMode != "" || len(c.Parent.AllowedTools) > 0) && c.Parent.Adapter != "claude" {
+		return &Error{Field: "parent.permission_mode", Reason: "permission_mode and allowed_tools configure a claude parent only"}
+	}
 	if c.MaxActiveRuns < 0 {
 		return &Error{Field: "max_active_runs", Reason: "must not be negative"}
 	}
@@ -267,6 +276,9 @@ func (c *Config) Validate() error {
 		if a.Policy.MaxArtifactBytes < 0 || a.Policy.MaxConcurrentPerRun < 0 || a.Policy.MaxConcurrentGlobal < 0 || a.Policy.MaxReadBytes < 0 {
 			return &Error{Field: f("policy"), Reason: "limits must not be negative"}
 		}
+	}
+	if c.Parent.Adapter == "scripted" && c.Parent.Scenario == "" && len(c.Agents) > 0 {
+		return &Error{Field: "parent.scenario", Reason: "the scripted parent needs a scenario when agents are configured (without agents and scenario, serve runs the embedded demo)"}
 	}
 	return nil
 }

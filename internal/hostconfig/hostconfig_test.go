@@ -2,6 +2,8 @@ package hostconfig
 
 import (
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,6 +50,13 @@ agents:
 		{"agui no endpoint", "agents: [{key: a, protocol: agui}]\n", "agents[0].endpoint_url"},
 		{"inline secret", "agents: [{key: a, agent_card_url: http://x, auth_ref: sk-123}]\n", "agents[0].auth_ref"},
 		{"bad context", "agents: [{key: a, agent_card_url: http://x, policy: {context: forever}}]\n", "agents[0].policy.context"},
+		{"scripted parent without its scenario", "agents: [{key: a, agent_card_url: http://x}]\n", "parent.scenario"},
+		{"inline token", "auth: {tokens: [{name: alice, token_ref: s3cret-token-123456}]}\n", "auth.tokens[0].token_ref"},
+		{"duplicate principal", "auth: {tokens: [{name: a, token_ref: env:A}, {name: a, token_ref: env:B}]}\n", "auth.tokens[1].name"},
+		{"allowed host with a scheme", "auth: {allowed_hosts: ['https://x.example/']}\n", "auth.allowed_hosts[0]"},
+		{"negative max_active_runs", "max_active_runs: -1\n", "max_active_runs"},
+		{"permission_mode on codex", "parent: {adapter: codex, permission_mode: plan}\n", "parent.permission_mode"},
+		{"unknown auth field", "auth: {token: x}\n", "token"},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,5 +69,24 @@ agents:
 	}
 	if _, err := Parse("host.yaml", []byte("agents: [{key: a, agent_card_url: http://x, policy: {max_timeout: soon}}]\n")); err == nil {
 		t.Fatal("bad duration accepted")
+	}
+}
+
+// Every example configuration in the repository parses.
+func TestExampleConfigsParse(t *testing.T) {
+	paths, _ := filepath.Glob("../../examples/configs/*.yaml")
+	paths = append(paths, "../../examples/streaming-chat-copilotkit/host.real.yaml")
+	n := 0
+	for _, p := range paths {
+		if strings.HasSuffix(p, "-scenario.yaml") {
+			continue
+		}
+		if _, err := Load(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+		n++
+	}
+	if n < 5 {
+		t.Fatalf("found %d example configs", n)
 	}
 }

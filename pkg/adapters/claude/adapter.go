@@ -93,6 +93,13 @@ func New(cfg Config) (*Adapter, error) {
 // Name implements agentadaptor.Adapter.
 func (a *Adapter) Name() string { return Name }
 
+// Binary returns the claude executable the adapter runs (Config.Binary, or
+// "claude" on PATH), or a *agentadaptor.ConfigError saying why it cannot
+// be found: hosts call it at startup to fail fast instead of on the first run.
+func (a *Adapter) Binary() (string, error) {
+	return clibase.ResolveBinary(a.cfg.Binary, "claude", "claude.Config.Binary")
+}
+
 // Prepare implements agentadaptor.Adapter: it writes the run's MCP
 // configuration to TempDir/claude-mcp.json (secrets stay ${VAR}), builds the
 // command line and the per-run environment, and returns the parser.

@@ -90,6 +90,13 @@ func New(cfg Config) (*Adapter, error) {
 // Name implements agentadaptor.Adapter.
 func (a *Adapter) Name() string { return Name }
 
+// Binary returns the codex executable the adapter runs (Config.Binary, or
+// "codex" on PATH), or a *agentadaptor.ConfigError saying why it cannot be
+// found: hosts call it at startup to fail fast instead of on the first run.
+func (a *Adapter) Binary() (string, error) {
+	return clibase.ResolveBinary(a.cfg.Binary, "codex", "codex.Config.Binary")
+}
+
 // Prepare implements agentadaptor.Adapter. Codex has no MCP config file
 // flag: MCP servers go on the command line as -c mcp_servers.<key>={...}
 // inline tables that name environment variables for every secret.

@@ -46,6 +46,11 @@ func New(cfg Config) (*Adapter, error) { return &Adapter{cfg: cfg}, nil }
 // Name implements agentadaptor.Adapter.
 func (a *Adapter) Name() string { return Name }
 
+// Binary returns the Cursor CLI executable the adapter runs (Config.Binary,
+// or cursor-agent / agent on PATH), or a *agentadaptor.ConfigError saying
+// why it cannot be found: hosts call it at startup to fail fast.
+func (a *Adapter) Binary() (string, error) { return resolveBinary(a.cfg.Binary) }
+
 // Prepare implements agentadaptor.Adapter. The run's MCP servers are merged
 // into <WorkDir>/.cursor/mcp.json (the user's file is backed up and restored
 // by the Invocation's Cleanup; a crashed run's leftovers are restored first).

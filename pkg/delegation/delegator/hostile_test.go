@@ -187,3 +187,30 @@ func TestSecretsInRemoteChosenIDsAreScrubbedEverywhere(t *testing.T) {
 	}
 	dt.NoSecret(t, "logs", e.Logs.String())
 }
+
+// The parent model never sees an endpoint: an unreachable or misconfigured
+// agent fails with agent_unavailable and a message naming the key only.
+func TestUnavailableAgentMessagesCarryNoURL(t *testing.T) {
+	dt.CheckLeaks(t)
+	for _, tc := range []struct {
+		spec   registry.RemoteAgentSpec
+		detail string // what the host log says instead
+	}{
+		{registry.RemoteAgentSpec{Key: "gone", Protocol: delegation.ProtocolA2A, AgentCardURL: "http://127.0.0.1:1/secret-path/.well-known/agent-card.json", Policy: registry.DefaultPolicy()}, "127.0.0.1:1"},
+		{registry.RemoteAgentSpec{Key: "broken", Protocol: delegation.ProtocolA2A, AgentCardURL: "http://127.0.0.1:1/x", AuthRef: "env:AGENTADAPTOR_UNSET_TEST_VAR", Policy: registry.DefaultPolicy()}, "AGENTADAPTOR_UNSET_TEST_VAR"},
+	} {
+		spec := tc.spec
+		e := env.NewEnv(t, []registry.RemoteAgentSpec{spec})
+		res := e.D.Delegate(dt.Ctx(t), delegator.Request{RunID: "run-u", Agent: spec.Key, Objective: "x"})
+		if res.Error == nil || res.Error.Code != delegation.CodeAgentUnavailable {
+			t.Fatalf("%s: %+v", spec.Key, res)
+		}
+		b, _ := json.Marshal(res)
+		if strings.Contains(string(b), "127.0.0.1") || strings.Contains(string(b), "secret-path") || strings.Contains(string(b), "AGENTADAPTOR_UNSET_TEST_VAR") {
+			t.Errorf("%s: the tool result shows configuration: %s", spec.Key, b)
+		}
+		if !strings.Contains(e.Logs.String(), tc.detail) {
+			t.Errorf("%s: the host log lacks the details: %s", spec.Key, e.Logs.String())
+		}
+	}
+}
