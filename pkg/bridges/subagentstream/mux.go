@@ -126,9 +126,11 @@ type Frame struct {
 	ID   uint64
 	Type events.EventType
 	// Data is the event's JSON.
-	Data  []byte
-	ev    events.Event
-	delta *deltaInfo
+	Data []byte
+	// delegation is the delegation a subagent frame belongs to ("" for a
+	// parent frame); delta makes a subagent text delta coalescable.
+	delegation string
+	delta      *deltaInfo
 }
 
 // deltaInfo makes a subagent text delta frame coalescable.
@@ -589,7 +591,7 @@ func (s *Stream) frame(ev events.Event) *Frame {
 		s.opts.Logger.Error("subagentstream: dropping an unencodable event", "run_id", s.runID, "type", ev.Type(), "err", err)
 		return nil
 	}
-	return &Frame{Type: ev.Type(), Data: data, ev: ev}
+	return &Frame{Type: ev.Type(), Data: data, delegation: eventDelegation(ev)}
 }
 
 // append numbers f, adds it to the replay log (trimming it to its bounds)
@@ -603,7 +605,7 @@ func (s *Stream) append(f *Frame) {
 	s.logBytes += len(f.Data)
 	for len(s.log) > 1 && (len(s.log) > s.opts.ReplayFrames || s.logBytes > s.opts.ReplayBytes) {
 		old := s.log[0]
-		s.base.apply(old.ev)
+		s.base.applyFrame(old)
 		s.logBytes -= len(old.Data)
 		s.log[0] = nil
 		s.log = s.log[1:]

@@ -1,6 +1,7 @@
 package subagentstream
 
 import (
+	"encoding/json"
 	"maps"
 	"sort"
 	"time"
@@ -44,8 +45,56 @@ func (s *openState) clone() *openState {
 	return c
 }
 
-func (s *openState) apply(ev events.Event) {
+// applyFrame applies a frame of the stream: only the frames that open or
+// close something are decoded (frames keep their JSON only, once).
+func (s *openState) applyFrame(f *Frame) {
 	s.n++
+	if ev := decodeStateEvent(f); ev != nil {
+		s.apply(ev)
+	}
+}
+
+// decodeStateEvent decodes the frames that change what is open; nil for
+// every other frame (and for a frame that does not decode, which cannot
+// happen for frames this package wrote).
+func decodeStateEvent(f *Frame) events.Event {
+	var ev events.Event
+	switch f.Type {
+	case events.EventTypeRunStarted:
+		ev = &events.RunStartedEvent{}
+	case events.EventTypeTextMessageStart:
+		ev = &events.TextMessageStartEvent{}
+	case events.EventTypeTextMessageEnd:
+		ev = &events.TextMessageEndEvent{}
+	case events.EventTypeReasoningStart:
+		ev = &events.ReasoningStartEvent{}
+	case events.EventTypeReasoningEnd:
+		ev = &events.ReasoningEndEvent{}
+	case events.EventTypeReasoningMessageStart:
+		ev = &events.ReasoningMessageStartEvent{}
+	case events.EventTypeReasoningMessageEnd:
+		ev = &events.ReasoningMessageEndEvent{}
+	case events.EventTypeToolCallStart:
+		ev = &events.ToolCallStartEvent{}
+	case events.EventTypeToolCallEnd:
+		ev = &events.ToolCallEndEvent{}
+	case EventSubagentStarted:
+		ev = &SubagentStartedEvent{}
+	case EventSubagentFinished:
+		ev = &SubagentFinishedEvent{}
+	case EventSubagentError:
+		ev = &SubagentErrorEvent{}
+	default:
+		return nil
+	}
+	if json.Unmarshal(f.Data, ev) != nil {
+		return nil
+	}
+	return ev
+}
+
+// apply updates the state with one event.
+func (s *openState) apply(ev events.Event) {
 	switch e := ev.(type) {
 	case *events.RunStartedEvent:
 		s.started, s.threadID, s.runID = true, e.ThreadIDValue, e.RunIDValue

@@ -75,7 +75,7 @@ func (s *Stream) Subscribe(after uint64) (*Subscriber, error) {
 			if f.ID > after {
 				break
 			}
-			st.apply(f.ev)
+			st.applyFrame(f)
 			start++
 		}
 		for _, ev := range st.reopen(s.opts.Clock(), s.threadID, s.runID) {
@@ -133,7 +133,7 @@ func (sub *Subscriber) coalesce(f *Frame) bool {
 	for i := len(sub.queue) - 1; i >= 0; i-- {
 		q := sub.queue[i]
 		if q.delta == nil {
-			if q.ID != 0 && q.ev != nil && frameDelegation(q) == d.delegationID {
+			if q.ID != 0 && q.delegation == d.delegationID {
 				return false
 			}
 			continue
@@ -159,9 +159,10 @@ func (sub *Subscriber) coalesce(f *Frame) bool {
 	return false
 }
 
-// frameDelegation returns the delegation id a subagent frame belongs to.
-func frameDelegation(f *Frame) string {
-	switch e := f.ev.(type) {
+// eventDelegation returns the delegation id a subagent event belongs to
+// ("" for parent events).
+func eventDelegation(ev events.Event) string {
+	switch e := ev.(type) {
 	case *SubagentStartedEvent:
 		return e.SubagentRunID
 	case *SubagentFinishedEvent:
@@ -171,7 +172,7 @@ func frameDelegation(f *Frame) string {
 	case *AttributedCustomEvent:
 		return e.SubagentRunID
 	}
-	if v, ok := customValue(f.ev); ok {
+	if v, ok := customValue(ev); ok {
 		if id, ok := v["delegationId"].(string); ok {
 			return id
 		}
