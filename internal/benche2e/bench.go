@@ -100,6 +100,9 @@ type LevelResult struct {
 	// peak during the level; *All adds its child processes (the project's
 	// parents), sampled at the same instants.
 	IdleRSS, PeakRSS, IdleRSSAll, PeakRSSAll int64
+	// AnonAll is the anonymous part (RssAnon) of *RSSAll, which leaves
+	// out the binary's pages that every parent process maps.
+	IdleAnonAll, PeakAnonAll int64
 }
 
 // CPUPerChunk returns the system process's CPU per chunk, and with its
@@ -112,10 +115,11 @@ func (r *LevelResult) CPUPerChunk() (self, all time.Duration) {
 }
 
 // RSSPerDelegation returns (peak - idle) / concurrency in bytes, for the
-// process alone and with its children.
-func (r *LevelResult) RSSPerDelegation() (self, all float64) {
+// process alone, with its children, and with its children counting only
+// anonymous memory.
+func (r *LevelResult) RSSPerDelegation() (self, all, anonAll float64) {
 	c := float64(max(1, r.Concurrency))
-	return float64(r.PeakRSS-r.IdleRSS) / c, float64(r.PeakRSSAll-r.IdleRSSAll) / c
+	return float64(r.PeakRSS-r.IdleRSS) / c, float64(r.PeakRSSAll-r.IdleRSSAll) / c, float64(r.PeakAnonAll-r.IdleAnonAll) / c
 }
 
 // LongResult is one system streaming the long delegation.
@@ -225,11 +229,12 @@ func Run(ctx context.Context, env *Env, cfg Config) (*Results, error) {
 	return res, nil
 }
 
-// sampler records the peak RSS of pid (and of pid with its children).
+// sampler records the peak RSS of pid (and of pid with its children, and
+// the anonymous part of that).
 type sampler struct {
-	peak, peakAll int64
-	stop          chan struct{}
-	done          chan struct{}
+	peak, peakAll, peakAnon int64
+	stop                    chan struct{}
+	done                    chan struct{}
 }
 
 func sampleRSS(pid int, children bool, every time.Duration) *sampler {
@@ -239,14 +244,8 @@ func sampleRSS(pid int, children bool, every time.Duration) *sampler {
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
-			self := ReadRSS(pid)
-			all := self
-			if children {
-				for _, c := range Children(pid) {
-					all += ReadRSS(c)
-				}
-			}
-			s.peak, s.peakAll = max(s.peak, self), max(s.peakAll, all)
+			self, all, anon := memAll(pid, children)
+			s.peak, s.peakAll, s.peakAnon = max(s.peak, self), max(s.peakAll, all), max(s.peakAnon, anon)
 			select {
 			case <-s.stop:
 				return
@@ -257,10 +256,24 @@ func sampleRSS(pid int, children bool, every time.Duration) *sampler {
 	return s
 }
 
-func (s *sampler) finish() (int64, int64) {
+func (s *sampler) finish() (peak, peakAll, peakAnon int64) {
 	close(s.stop)
 	<-s.done
-	return s.peak, s.peakAll
+	return s.peak, s.peakAll, s.peakAnon
+}
+
+// memAll returns pid's VmRSS, and with children that plus its children's,
+// and the RssAnon of the same set.
+func memAll(pid int, children bool) (self, all, anon int64) {
+	self, anon = ReadMem(pid)
+	all = self
+	if children {
+		for _, c := range Children(pid) {
+			r, a := ReadMem(c)
+			all, anon = all+r, anon+a
+		}
+	}
+	return self, all, anon
 }
 
 func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote *proc, remoteURL string, c int) (*LevelResult, error) {
@@ -278,13 +291,7 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 	pid := sys.proc.pid()
 	withChildren := k == kindProject
 	lr := &LevelResult{System: k.name, Concurrency: c, Runs: cfg.runs(c), Stream: cfg.Stream}
-	lr.IdleRSS = ReadRSS(pid)
-	lr.IdleRSSAll = lr.IdleRSS
-	if withChildren {
-		for _, ch := range Children(pid) {
-			lr.IdleRSSAll += ReadRSS(ch)
-		}
-	}
+	lr.IdleRSS, lr.IdleRSSAll, lr.IdleAnonAll = memAll(pid, withChildren)
 	every := cfg.SampleEvery
 	if every == 0 {
 		every = 100 * time.Millisecond
@@ -304,7 +311,7 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 	stats := load(lctx, sys.url, k, cfg.Stream, c, lr.Runs, nil)
 	lr.Wall = time.Since(start)
 	cancel()
-	lr.PeakRSS, lr.PeakRSSAll = smp.finish()
+	lr.PeakRSS, lr.PeakRSSAll, lr.PeakAnonAll = smp.finish()
 	// Let serve reap the last parents so that their CPU is in cutime.
 	time.Sleep(300 * time.Millisecond)
 	cpu1, err := ReadCPU(pid)
@@ -334,6 +341,8 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 			if lr.FirstError == "" {
 				lr.FirstError = st.Err.Error()
 			}
+		} else if st.Diag != "" && lr.FirstError == "" {
+			lr.FirstError = st.Diag
 		}
 	}
 	if missing := lr.Runs - len(stats); missing > 0 {
@@ -385,6 +394,8 @@ func runLong(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote *
 		FirstChunk: st.FirstChunk, Latency: percentiles(st.Lat), CPU: cpu1.Sub(cpu0), RemoteCPU: r1.Sub(r0).Self}
 	if st.Err != nil {
 		lr.Error = st.Err.Error()
+	} else if st.Diag != "" {
+		lr.Error = st.Diag
 	}
 	if q == len(bounds) {
 		lr.Wall = marks[4].at.Sub(marks[0].at)

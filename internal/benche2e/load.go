@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,9 @@ type RunStats struct {
 	// event(s) (RUN_FINISHED; for the project also subagent.finished).
 	Terminal bool
 	Err      error
+	// Diag says why a run without an error has no terminal: its frame
+	// count and the types of its last frames.
+	Diag string
 }
 
 // client is the load client's HTTP client: one connection per concurrent
@@ -86,6 +90,16 @@ func runOnce(ctx context.Context, url string, sys *systemKind, s Stream, n int, 
 	st.Lat = make([]int64, 0, s.Chunks)
 	st.Steady = make([]int64, 0, max(0, s.Chunks-2))
 	finished, needed := false, sys.needFinished == nil
+	var tail []string // the last frames' heads, for Diag
+	frames := 0
+	done := func(data []byte) {
+		frames++
+		if len(tail) == 6 {
+			tail = tail[1:]
+		}
+		tail = append(tail, string(data[:min(len(data), 120)]))
+		frameDone(data, sys, seen, &st, start, &finished, &needed, marks)
+	}
 	rd := bufio.NewReaderSize(resp.Body, 64<<10)
 	var line, data []byte
 	for {
@@ -104,7 +118,7 @@ func runOnce(ctx context.Context, url string, sys *systemKind, s Stream, n int, 
 		switch {
 		case len(l) == 0: // end of frame
 			if len(data) > 0 {
-				frameDone(data, sys, seen, &st, start, &finished, &needed, marks)
+				done(data)
 			}
 			data = data[:0]
 		case bytes.HasPrefix(l, []byte("data:")):
@@ -117,7 +131,7 @@ func runOnce(ctx context.Context, url string, sys *systemKind, s Stream, n int, 
 		line = line[:0]
 	}
 	if len(data) > 0 {
-		frameDone(data, sys, seen, &st, start, &finished, &needed, marks)
+		done(data)
 	}
 	st.Elapsed = time.Since(start)
 	for _, ok := range seen {
@@ -126,6 +140,10 @@ func runOnce(ctx context.Context, url string, sys *systemKind, s Stream, n int, 
 		}
 	}
 	st.Terminal = finished && needed && st.Err == nil
+	if !st.Terminal && st.Err == nil {
+		st.Diag = fmt.Sprintf("stream ended after %d frames without its terminal event(s) (RUN_FINISHED %v, %s %v); last frames: %s",
+			frames, finished, sys.needFinished, needed, strings.Join(tail, " | "))
+	}
 	return st
 }
 

@@ -31,7 +31,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	size := fs.Int("size", 48, "bytes of text per chunk")
 	minRuns := fs.Int("min-runs", 20, "at least this many delegations per level")
 	rounds := fs.Int("rounds", 2, "delegations per level = max(rounds × concurrency, min-runs)")
-	maxRuns := fs.Int("max-runs", 0, "cap delegations per level (0: none)")
+	maxRuns := fs.Int("max-runs", 1000, "cap delegations per level (0: none)")
 	long := fs.Int("long", 20000, "chunks of the long delegation (0: skip it)")
 	out := fs.String("out", filepath.Join("bench", "e2e", "out"), "directory for results, logs and built binaries")
 	doc := fs.String("doc", "", "also rewrite the generated section of this doc (docs/benchmarks.md)")

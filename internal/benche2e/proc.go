@@ -56,15 +56,27 @@ func ReadCPU(pid int) (CPU, error) {
 // ReadRSS returns VmRSS of /proc/PID/status in bytes (0 when the process is
 // gone).
 func ReadRSS(pid int) int64 {
+	rss, _ := ReadMem(pid)
+	return rss
+}
+
+// ReadMem returns VmRSS and RssAnon (its anonymous part: heap and stacks,
+// not the binary's pages, which the project's parent processes share) of
+// /proc/PID/status in bytes; zeros when the process is gone.
+func ReadMem(pid int) (rss, anon int64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	i := bytes.Index(b, []byte("VmRSS:"))
+	return statusKB(b, "VmRSS:") * 1024, statusKB(b, "RssAnon:") * 1024
+}
+
+func statusKB(b []byte, key string) int64 {
+	i := bytes.Index(b, []byte(key))
 	if i < 0 {
 		return 0
 	}
-	line := b[i+len("VmRSS:"):]
+	line := b[i+len(key):]
 	if j := bytes.IndexByte(line, '\n'); j >= 0 {
 		line = line[:j]
 	}
@@ -73,7 +85,7 @@ func ReadRSS(pid int) int64 {
 		return 0
 	}
 	kb, _ := strconv.ParseInt(f[0], 10, 64)
-	return kb * 1024
+	return kb
 }
 
 // Children returns the live child processes of pid, from

@@ -202,11 +202,15 @@ func (r *Results) Markdown() string {
 				return float64(a), us(a)
 			})},
 			{"RSS growth per active delegation, KiB (project: serve alone)", get(func(l *LevelResult) (float64, string) {
-				s, _ := l.RSSPerDelegation()
+				s, _, _ := l.RSSPerDelegation()
 				return s, num(s / 1024)
 			})},
 			{"RSS growth per active delegation, KiB (project: serve + parents)", get(func(l *LevelResult) (float64, string) {
-				_, a := l.RSSPerDelegation()
+				_, a, _ := l.RSSPerDelegation()
+				return a, num(a / 1024)
+			})},
+			{"… of which anonymous (RssAnon), KiB", get(func(l *LevelResult) (float64, string) {
+				_, _, a := l.RSSPerDelegation()
 				return a, num(a / 1024)
 			})},
 			{"remote CPU per chunk, µs (same remote)", get(func(l *LevelResult) (float64, string) {
