@@ -33,6 +33,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	rounds := fs.Int("rounds", 2, "delegations per level = max(rounds × concurrency, min-runs)")
 	maxRuns := fs.Int("max-runs", 1000, "cap delegations per level (0: none)")
 	long := fs.Int("long", 20000, "chunks of the long delegation (0: skip it)")
+	longRepeat := fs.Int("long-repeat", 3, "long delegations per system (the median is reported)")
 	out := fs.String("out", filepath.Join("bench", "e2e", "out"), "directory for results, logs and built binaries")
 	doc := fs.String("doc", "", "also rewrite the generated section of this doc (docs/benchmarks.md)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of serve under -profile-level load to this file (and pprof -top beside it)")
@@ -46,7 +47,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "bench-e2e: "+format+"\n", a...) }
-	cfg := Config{Stream: Stream{Chunks: *chunks, Interval: *interval, Size: *size}, Long: *long,
+	cfg := Config{Stream: Stream{Chunks: *chunks, Interval: *interval, Size: *size}, Long: *long, LongRepeat: *longRepeat,
 		ProfileLevel: *profileLevel, ProfileSeconds: *profileSeconds, LevelTimeout: *timeout}
 	for s := range strings.SplitSeq(*levels, ",") {
 		if s = strings.TrimSpace(s); s == "" {

@@ -224,6 +224,9 @@ func (r *Results) Markdown() string {
 			{"chunks lost / terminals lost / errors", get(func(l *LevelResult) (float64, string) {
 				return -1, fmt.Sprintf("%d / %d / %d", l.Lost, l.LostTerminals, l.Errors)
 			})},
+			{"other CPU on the machine, cores (not measured processes)", get(func(l *LevelResult) (float64, string) {
+				return -1, fmt.Sprintf("%.2f", l.OtherCPU.Seconds()/l.Wall.Seconds())
+			})},
 		}
 		table(&b, systems, rows)
 		for _, s := range systems {
@@ -239,7 +242,7 @@ func (r *Results) Markdown() string {
 			by[r.Long[i].System] = &r.Long[i]
 		}
 		fmt.Fprintf(&b, "### One long delegation of %d chunks\n\n", r.Long[0].Expected)
-		fmt.Fprintf(&b, "Unpaced: the remote yields to its event loop between chunks and otherwise sends as fast as it can, so latency here is queueing; throughput is first to last chunk at the client. Quarters are of the chunks received; CPU is per chunk in each quarter (the project: serve alone; its parent idles while it waits for the tool result).\n\n")
+		fmt.Fprintf(&b, "Unpaced: the remote yields to its event loop between chunks and otherwise sends as fast as it can, so latency here is queueing; throughput is first to last chunk at the client. %d delegations one after the other on one instance of each system; the figures are those of the run with the median throughput. Quarters are of the chunks received; CPU is per chunk in each quarter (the project: serve alone; its parent idles while it waits for the tool result).\n\n", max(1, len(r.Long[0].Throughputs)))
 		get := func(f func(*LongResult) (float64, string)) func(string) (float64, string, bool) {
 			return func(s string) (float64, string, bool) {
 				lr := by[s]
@@ -255,7 +258,14 @@ func (r *Results) Markdown() string {
 			{"chunks received / lost, terminal", get(func(l *LongResult) (float64, string) {
 				return -1, fmt.Sprintf("%d / %d, %v", l.Chunks, l.Lost, l.Terminal)
 			})},
-			{"throughput, chunks/s", get(func(l *LongResult) (float64, string) { return l.ChunksPerSec, num(l.ChunksPerSec) })},
+			{"throughput, chunks/s (median run)", get(func(l *LongResult) (float64, string) { return l.ChunksPerSec, num(l.ChunksPerSec) })},
+			{"throughput of each run, chunks/s", get(func(l *LongResult) (float64, string) {
+				var p []string
+				for _, t := range l.Throughputs {
+					p = append(p, num(t))
+				}
+				return -1, strings.Join(p, ", ")
+			})},
 			{"CPU per chunk, µs (project: serve alone)", get(func(l *LongResult) (float64, string) {
 				d := perChunk(l.CPU.Self, l)
 				return float64(d), us(d)
@@ -284,6 +294,9 @@ func (r *Results) Markdown() string {
 				}
 				v := float64(l.QuarterCPU[3]) / float64(l.QuarterCPU[1])
 				return -1, fmt.Sprintf("%.2f", v)
+			})},
+			{"other CPU on the machine, cores (not measured processes)", get(func(l *LongResult) (float64, string) {
+				return -1, fmt.Sprintf("%.2f", l.OtherCPU.Seconds()/max(1e-9, l.Elapsed.Seconds()))
 			})},
 		}
 		table(&b, systems, rows)

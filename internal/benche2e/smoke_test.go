@@ -50,6 +50,7 @@ func TestSmoke(t *testing.T) {
 		Stream:       Stream{Chunks: 12, Interval: 2 * time.Millisecond, Size: 48},
 		Runs:         func(c int) int { return max(c, 2) },
 		Long:         300,
+		LongRepeat:   1,
 		LevelTimeout: 2 * time.Minute,
 	}
 	res, err := Run(ctx, env, cfg)
