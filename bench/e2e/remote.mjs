@@ -26,7 +26,6 @@
 //   GET  /v03/.well-known/agent-card.json  v0.3 card (JSON-RPC, /v03/jsonrpc)
 //   POST /jsonrpc, /v03/jsonrpc            JSON-RPC; wire by the A2A-Version
 //                                          header (missing or 0.3 means v0.3)
-//   GET  /clock                            {"ns": "<hrtime>"} (a sanity check)
 // Prints {"url": "http://127.0.0.1:PORT", "pid": PID} on stdout when ready;
 // exits when stdin closes.
 import http from 'node:http';
@@ -166,11 +165,6 @@ server.listen(portArg > 0 ? Number(process.argv[portArg + 1]) : 0, '127.0.0.1', 
     if (req.method === 'GET' && path === '/v03/.well-known/agent-card.json') {
       res.setHeader('Content-Type', 'application/json');
       res.end(legacyJSON);
-      return;
-    }
-    if (req.method === 'GET' && path === '/clock') {
-      res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify({ ns: String(process.hrtime.bigint()) }));
       return;
     }
     if (req.method !== 'POST' || (path !== '/jsonrpc' && path !== '/v03/jsonrpc')) {
