@@ -170,8 +170,8 @@ func (r *Results) Markdown() string {
 			}
 		}
 		fmt.Fprintf(&b, "### %d concurrent delegation%s\n\n", c, plural(c))
-		fmt.Fprintf(&b, "%d delegations per system (%d workers, closed loop), each %d chunks of %d B, %v apart.\n\n",
-			any.Runs, c, any.Stream.Chunks, any.Stream.Size, any.Stream.Interval)
+		fmt.Fprintf(&b, "%d delegations per system (%d worker%s, closed loop), each %d chunks of %d B, %v apart.\n\n",
+			any.Runs, c, plural(c), any.Stream.Chunks, any.Stream.Size, any.Stream.Interval)
 		get := func(f func(*LevelResult) (float64, string)) func(string) (float64, string, bool) {
 			return func(s string) (float64, string, bool) {
 				lr := by[s]
