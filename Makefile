@@ -2,7 +2,7 @@
 GO ?= go
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $(shell $(GO) env GOPATH)/bin/staticcheck)
 
-.PHONY: all deps lint test gotest fuzz ui ui-test ui-check serve build
+.PHONY: all deps lint test gotest fuzz ui ui-test ui-check serve build bench-e2e bench-e2e-quick
 
 all: test
 
@@ -38,3 +38,21 @@ ui-check:
 	$(MAKE) -C examples/streaming-chat-copilotkit check-dist
 
 test: deps lint gotest ui-test ui-check fuzz
+
+# The end-to-end relay benchmark (bench/e2e/README.md): the project, a bare Go
+# relay and the @ag-ui/a2a peer against one @a2a-js/sdk remote, at 1, 10, 100
+# and 1,000 concurrent delegations plus one 20,000-chunk delegation; takes
+# several minutes. It rewrites the generated section of docs/benchmarks.md and
+# leaves results, logs and a CPU profile of serve in bench/e2e/out.
+# BENCH_E2E_FLAGS adds flags, e.g. BENCH_E2E_FLAGS="-levels 1,10,100".
+BENCH_E2E_FLAGS ?=
+bench-e2e:
+	./scripts/deps.sh
+	$(GO) build -o bench/e2e/out/bin/bench-e2e ./bench/e2e
+	bench/e2e/out/bin/bench-e2e -doc docs/benchmarks.md -cpuprofile bench/e2e/out/serve-cpu.pprof \
+		-command "make bench-e2e$(if $(BENCH_E2E_FLAGS), BENCH_E2E_FLAGS='$(BENCH_E2E_FLAGS)')" $(BENCH_E2E_FLAGS)
+
+# A short run of the same harness (seconds): 1 and 10 concurrent, no doc.
+bench-e2e-quick:
+	$(GO) build -o bench/e2e/out/bin/bench-e2e ./bench/e2e
+	bench/e2e/out/bin/bench-e2e -levels 1,10 -min-runs 5 -long 2000 $(BENCH_E2E_FLAGS)

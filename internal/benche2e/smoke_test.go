@@ -1,0 +1,83 @@
+package benche2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/seed0634/agentadaptor/internal/testenv"
+)
+
+// bareEnv makes the test binary the bare relay process (see TestMain).
+const bareEnv = "BENCHE2E_TEST_BARE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(bareEnv) == "1" {
+		os.Exit(BareMain(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// TestSmoke runs the whole harness briefly — the remote, the three systems,
+// the load client at concurrency 1 and 10 and a short long delegation — so
+// that the benchmark keeps working. It asserts no timing: only that every
+// system delivered every chunk once and every run ended with its terminal
+// event.
+func TestSmoke(t *testing.T) {
+	repo, err := testenv.NodePackages("@a2a-js/sdk", "@ag-ui/a2a", "@ag-ui/client", "@ag-ui/core", "@ag-ui/encoder")
+	testenv.Require(t, "node with @a2a-js/sdk and @ag-ui/a2a", err)
+	if _, err := exec.LookPath("go"); err != nil {
+		testenv.Require(t, "the go command (to build cmd/agentadaptor)", err)
+	}
+	dir := t.TempDir()
+	bin, _, err := BuildAgentadaptor(repo, filepath.Join(dir, "bin"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{Repo: repo, Agentadaptor: bin, BareCmd: []string{self}, BareEnv: []string{bareEnv + "=1"},
+		WorkDir: filepath.Join(dir, "work"), Logf: t.Logf}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cfg := Config{
+		Levels:       []int{1, 10},
+		Stream:       Stream{Chunks: 12, Interval: 2 * time.Millisecond, Size: 48},
+		Runs:         func(c int) int { return max(c, 2) },
+		Long:         300,
+		LongRepeat:   1,
+		LevelTimeout: 2 * time.Minute,
+	}
+	res, err := Run(ctx, env, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(res.Levels), len(cfg.Levels)*len(Systems); got != want {
+		t.Fatalf("%d level results, want %d", got, want)
+	}
+	for _, lr := range res.Levels {
+		want := lr.Runs * cfg.Stream.Chunks
+		if lr.Chunks != want || lr.Lost != 0 || lr.Duplicates != 0 || lr.LostTerminals != 0 || lr.Errors != 0 {
+			t.Errorf("%s at %d: %d/%d chunks, %d lost, %d duplicated, %d lost terminals, %d errors (first: %s)",
+				lr.System, lr.Concurrency, lr.Chunks, want, lr.Lost, lr.Duplicates, lr.LostTerminals, lr.Errors, lr.FirstError)
+		}
+	}
+	if len(res.Long) != len(Systems) {
+		t.Fatalf("%d long results, want %d", len(res.Long), len(Systems))
+	}
+	for _, lr := range res.Long {
+		if lr.Chunks != lr.Expected || lr.Lost != 0 || !lr.Terminal || lr.Error != "" {
+			t.Errorf("%s long: %d/%d chunks, %d lost, terminal %v, error %q", lr.System, lr.Chunks, lr.Expected, lr.Lost, lr.Terminal, lr.Error)
+		}
+	}
+	// The report renders (its numbers are not checked).
+	if md := res.Markdown(); len(md) == 0 {
+		t.Error("empty report")
+	}
+	t.Logf("\n%s", res.Markdown())
+}
