@@ -25,7 +25,7 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	addr := fs.String("addr", "127.0.0.1:9001", "listen address")
 	name := fs.String("name", "", "agent name on the card (default agentadaptor-<adapter>)")
 	description := fs.String("description", "", "agent description on the card")
-	publicURL := fs.String("public-url", "", "origin written into the card's interface URLs (default: the request's Host)")
+	publicURL := fs.String("public-url", "", "origin written into the card's interface URLs (default: http://<listen address>)")
 	scenario := fs.String("scenario", "", "scenario file (scripted adapter)")
 	model := fs.String("model", "", "model, in the CLI's naming")
 	binary := fs.String("binary", "", "the CLI executable (default: the adapter's usual name on PATH)")
@@ -74,19 +74,24 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if *timeout > 0 {
 		opts = append(opts, agentadaptor.WithTimeout(*timeout))
 	}
-	bridge, err := a2abridge.NewServer(a2abridge.Config{
-		SDK: sdk, Adapter: adapter.Name(), RunOptions: opts, Logger: logger,
-		Exposure: a2abridge.Exposure{Reasoning: *exposeReasoning, ToolCalls: *exposeTools, Diagnostics: *exposeDiag},
-		Card:     a2abridge.CardOptions{Name: *name, Description: *description, BaseURL: strings.TrimRight(*publicURL, "/")},
-	})
-	if err != nil {
-		fmt.Fprintf(stderr, "agentadaptor a2a serve: %v\n", err)
-		return 2
-	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentadaptor a2a serve: %v\n", err)
 		return 1
+	}
+	defer ln.Close()
+	base := strings.TrimRight(*publicURL, "/")
+	if base == "" {
+		base = "http://" + ln.Addr().String()
+	}
+	bridge, err := a2abridge.NewServer(a2abridge.Config{
+		SDK: sdk, Adapter: adapter.Name(), RunOptions: opts, Logger: logger,
+		Exposure: a2abridge.Exposure{Reasoning: *exposeReasoning, ToolCalls: *exposeTools, Diagnostics: *exposeDiag},
+		Card:     a2abridge.CardOptions{Name: *name, Description: *description, BaseURL: base},
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "agentadaptor a2a serve: %v\n", err)
+		return 2
 	}
 	srv := &http.Server{Handler: bridge.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stderr, "agentadaptor a2a serve: %s agent card at http://%s%s\n", adapter.Name(), ln.Addr(), a2abridge.PathAgentCard)
