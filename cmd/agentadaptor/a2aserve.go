@@ -173,11 +173,12 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		go func() { errc <- gsrv.Serve(gln) }()
 		fmt.Fprintf(stderr, "agentadaptor a2a serve: gRPC binding on %s\n", gln.Addr())
 	}
-	auth := "no authentication (loopback only)"
+	auth := "no authentication, loopback only"
 	if len(tokens) > 0 {
-		auth = fmt.Sprintf("bearer tokens required (%d principal(s))", len(tokens))
+		auth = fmt.Sprintf("bearer tokens required, %d principal(s)", len(tokens))
 	}
-	fmt.Fprintf(stderr, "agentadaptor a2a serve: %s agent card at %s%s; listening on %s; %s\n",
+	// The card URL ends at the first space: scripts read it from this line.
+	fmt.Fprintf(stderr, "agentadaptor a2a serve: %s agent card at %s%s (listening on %s, %s)\n",
 		adapter.Name(), base, a2abridge.PathAgentCard, ln.Addr(), auth)
 
 	select {

@@ -57,7 +57,7 @@ type a2aServe struct {
 	stop    func() int
 }
 
-var readyLine = regexp.MustCompile(`agent card at (\S+); listening on (\S+);`)
+var readyLine = regexp.MustCompile(`agent card at (\S+) \(listening on ([^,]+),`)
 var grpcLine = regexp.MustCompile(`gRPC binding on (\S+)`)
 
 func writeScenarioFile(t *testing.T, body string) string {
