@@ -114,16 +114,21 @@ func (e *Executor) watch(id a2a.TaskID) (w *watcher, busy bool, stop func()) {
 }
 
 // tee wraps a turn's yield so that the task's watchers receive a copy of
-// every event before a2a-go processes it.
+// every event before a2a-go processes it. A watcher registered while the
+// turn runs may miss its events: watch reports it busy, so its subscriber
+// attaches to the running execution instead.
 func (e *Executor) tee(id a2a.TaskID, yield func(a2a.Event, error) bool) func(a2a.Event, error) bool {
 	return func(ev a2a.Event, err error) bool {
 		if ev != nil {
 			e.mu.Lock()
-			ws := e.watchers[id]
-			for w := range ws {
-				w.push(cloneEvent(ev))
+			ws := make([]*watcher, 0, len(e.watchers[id]))
+			for w := range e.watchers[id] {
+				ws = append(ws, w)
 			}
 			e.mu.Unlock()
+			for _, w := range ws {
+				w.push(cloneEvent(ev))
+			}
 		}
 		return yield(ev, err)
 	}
