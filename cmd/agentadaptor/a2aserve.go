@@ -8,24 +8,48 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"strings"
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/internal/httpguard"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
+	"google.golang.org/grpc"
 )
 
 func init() {
 	register("a2a serve", "expose a local agent CLI as an A2A agent (card at /.well-known/agent-card.json)", a2aServeCmd)
 }
 
+// Timeouts of the a2a serve HTTP server. There is no write timeout: it
+// would cut the event streams of long turns.
+const (
+	a2aReadHeaderTimeout = 10 * time.Second
+	a2aReadTimeout       = 60 * time.Second
+	a2aIdleTimeout       = 120 * time.Second
+	a2aShutdownGrace     = 10 * time.Second
+)
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
 func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("a2a serve", "a2a serve --adapter NAME [--addr 127.0.0.1:9001] [--name NAME] [--scenario FILE] [flags]")
+	fs := newFlagSet("a2a serve", "a2a serve --adapter NAME [--addr 127.0.0.1:9001] [--auth-token env:NAME] [--public-url URL] [flags]")
 	adapterName := fs.String("adapter", "", "adapter to expose: "+strings.Join(adapterNames(), ", ")+" (required)")
-	addr := fs.String("addr", "127.0.0.1:9001", "listen address")
+	addr := fs.String("addr", "127.0.0.1:9001", "listen address; a non-loopback address needs --auth-token")
+	grpcAddr := fs.String("grpc-addr", "", "also serve the A2A gRPC binding on this address (off by default)")
 	name := fs.String("name", "", "agent name on the card (default agentadaptor-<adapter>)")
 	description := fs.String("description", "", "agent description on the card")
-	publicURL := fs.String("public-url", "", "origin written into the card's interface URLs (default: the request's Host)")
+	publicURL := fs.String("public-url", "", "URL clients reach this server at, written into the card's interface URLs (default: http://<listen address>)")
+	var allowedHosts, authTokens stringList
+	fs.Var(&allowedHosts, "allowed-host", "a Host name this server answers to besides loopback, the --addr host and the --public-url host (repeatable)")
+	fs.Var(&authTokens, "auth-token", "require a bearer token, given as a reference: env:NAME or file:/path, never the token itself (repeatable; each token is its own principal)")
 	scenario := fs.String("scenario", "", "scenario file (scripted adapter)")
 	model := fs.String("model", "", "model, in the CLI's naming")
 	binary := fs.String("binary", "", "the CLI executable (default: the adapter's usual name on PATH)")
@@ -37,32 +61,56 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if code, done := parseFlags(fs, args, stdout, stderr); done {
 		return code
 	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "agentadaptor a2a serve: unexpected argument %q\n", fs.Arg(0))
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "agentadaptor a2a serve: "+format+"\n", a...)
 		return 2
+	}
+	if fs.NArg() != 0 {
+		return usageErr("unexpected argument %q", fs.Arg(0))
 	}
 	if *adapterName == "" {
-		fmt.Fprintf(stderr, "agentadaptor a2a serve: --adapter is required (one of %s)\n", strings.Join(adapterNames(), ", "))
-		return 2
+		return usageErr("--adapter is required (one of %s)", strings.Join(adapterNames(), ", "))
 	}
 	if *scenario != "" && *adapterName != "scripted" {
-		fmt.Fprintln(stderr, "agentadaptor a2a serve: --scenario is for the scripted adapter only")
-		return 2
+		return usageErr("--scenario is for the scripted adapter only")
 	}
 	if *adapterName == "scripted" && *scenario == "" {
-		fmt.Fprintln(stderr, "agentadaptor a2a serve: the scripted adapter needs --scenario FILE")
-		return 2
+		return usageErr("the scripted adapter needs --scenario FILE")
 	}
+	tokens, err := resolveAuthTokens(authTokens)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	for _, a := range []struct{ flag, addr string }{{"--addr", *addr}, {"--grpc-addr", *grpcAddr}} {
+		if a.addr == "" {
+			continue
+		}
+		loopback, err := loopbackAddr(a.addr)
+		if err != nil {
+			return usageErr("%s %q: %v", a.flag, a.addr, err)
+		}
+		if !loopback && len(tokens) == 0 {
+			return usageErr("refusing to serve the local agent on non-loopback %s %s without authentication: export a token (16+ characters) and add --auth-token env:NAME", a.flag, a.addr)
+		}
+	}
+	if *publicURL == "" && unspecifiedHost(*addr) {
+		return usageErr("--addr %s listens on every interface: say which URL clients use with --public-url http://HOST:PORT", *addr)
+	}
+	var public *url.URL
+	if *publicURL != "" {
+		if public, err = parsePublicURL(*publicURL); err != nil {
+			return usageErr("--public-url: %v", err)
+		}
+	}
+
 	adapter, err := newAdapter(adapterSpec{Name: *adapterName, Scenario: *scenario, Binary: *binary})
 	if err != nil {
-		fmt.Fprintf(stderr, "agentadaptor a2a serve: %v\n", err)
-		return 2
+		return usageErr("%v", err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(adapter), agentadaptor.WithLogger(logger))
 	if err != nil {
-		fmt.Fprintf(stderr, "agentadaptor a2a serve: %v\n", err)
-		return 2
+		return usageErr("%v", err)
 	}
 	var opts []agentadaptor.RunOption
 	if *model != "" {
@@ -74,38 +122,166 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if *timeout > 0 {
 		opts = append(opts, agentadaptor.WithTimeout(*timeout))
 	}
-	bridge, err := a2abridge.NewServer(a2abridge.Config{
-		SDK: sdk, Adapter: adapter.Name(), RunOptions: opts, Logger: logger,
-		Exposure: a2abridge.Exposure{Reasoning: *exposeReasoning, ToolCalls: *exposeTools, Diagnostics: *exposeDiag},
-		Card:     a2abridge.CardOptions{Name: *name, Description: *description, BaseURL: strings.TrimRight(*publicURL, "/")},
-	})
-	if err != nil {
-		fmt.Fprintf(stderr, "agentadaptor a2a serve: %v\n", err)
-		return 2
-	}
+
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentadaptor a2a serve: %v\n", err)
 		return 1
 	}
-	srv := &http.Server{Handler: bridge.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stderr, "agentadaptor a2a serve: %s agent card at http://%s%s\n", adapter.Name(), ln.Addr(), a2abridge.PathAgentCard)
-	errc := make(chan error, 1)
+	defer ln.Close()
+	if public == nil {
+		public = &url.URL{Scheme: "http", Host: ln.Addr().String()}
+	}
+	var gln net.Listener
+	cardGRPC := ""
+	if *grpcAddr != "" {
+		if gln, err = net.Listen("tcp", *grpcAddr); err != nil {
+			fmt.Fprintf(stderr, "agentadaptor a2a serve: --grpc-addr: %v\n", err)
+			return 1
+		}
+		defer gln.Close()
+		_, port, _ := net.SplitHostPort(gln.Addr().String())
+		cardGRPC = net.JoinHostPort(public.Hostname(), port)
+	}
+	guard, err := httpguard.New(httpguard.Config{
+		Addr:         *addr,
+		AllowedHosts: append([]string{public.Hostname()}, allowedHosts...),
+		Tokens:       tokens,
+		Public:       []string{a2abridge.PathAgentCard, a2abridge.PathLegacyAgentCard},
+		Realm:        "agentadaptor a2a serve",
+	})
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	base := strings.TrimRight(public.String(), "/")
+	bridge, err := a2abridge.NewServer(a2abridge.Config{
+		SDK: sdk, Adapter: adapter.Name(), RunOptions: opts, Logger: logger,
+		Exposure:  a2abridge.Exposure{Reasoning: *exposeReasoning, ToolCalls: *exposeTools, Diagnostics: *exposeDiag},
+		Card:      a2abridge.CardOptions{Name: *name, Description: *description, BaseURL: base, GRPCAddr: cardGRPC, BearerAuth: len(tokens) > 0},
+		Principal: httpguard.Principal,
+	})
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	srv := newA2AHTTPServer(admitA2A(guard, bridge.Handler()))
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	var gsrv *grpc.Server
+	if gln != nil {
+		gsrv = grpc.NewServer(grpcAdmission(guard)...)
+		bridge.RegisterGRPC(gsrv)
+		go func() { errc <- gsrv.Serve(gln) }()
+		fmt.Fprintf(stderr, "agentadaptor a2a serve: gRPC binding on %s\n", gln.Addr())
+	}
+	auth := "no authentication, loopback only"
+	if len(tokens) > 0 {
+		auth = fmt.Sprintf("bearer tokens required, %d principal(s)", len(tokens))
+	}
+	// The card URL ends at the first space: scripts read it from this line.
+	fmt.Fprintf(stderr, "agentadaptor a2a serve: %s agent card at %s%s (listening on %s, %s)\n",
+		adapter.Name(), base, a2abridge.PathAgentCard, ln.Addr(), auth)
+
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		// Streams stay open until their turn ends: cancel the turns first.
-		_ = bridge.Close(sctx)
-		_ = srv.Shutdown(sctx)
-		cancel()
-		err = <-errc
 	}
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+	sctx, cancel := context.WithTimeout(context.Background(), a2aShutdownGrace)
+	defer cancel()
+	// Streams stay open until their turn ends: cancel the turns first.
+	_ = bridge.Close(sctx)
+	_ = srv.Shutdown(sctx)
+	if gsrv != nil {
+		stopGRPC(sctx, gsrv)
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, grpc.ErrServerStopped) {
 		fmt.Fprintf(stderr, "agentadaptor a2a serve: %v\n", err)
 		return 1
 	}
 	fmt.Fprintln(stderr, "agentadaptor a2a serve: stopped")
 	return 0
+}
+
+// newA2AHTTPServer is the HTTP server of a2a serve: bounded header, body
+// and idle times, and no write timeout, which would cut the event streams
+// of long turns.
+func newA2AHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: a2aReadHeaderTimeout,
+		ReadTimeout:       a2aReadTimeout,
+		IdleTimeout:       a2aIdleTimeout,
+	}
+}
+
+// resolveAuthTokens resolves each --auth-token reference into the token
+// it names; the reference itself is the principal. An env: reference's
+// variable is removed from this process's environment once read, so that
+// the agent CLIs (and their tools) do not inherit it. Errors name the
+// reference, never a token: an argument that is not a reference is
+// refused without being repeated, because it may be a token.
+func resolveAuthTokens(refs []string) (map[string]string, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	scope := authref.NewScope("--auth-token", nil)
+	tokens := map[string]string{}
+	for _, ref := range refs {
+		if !strings.HasPrefix(ref, "env:") && !strings.HasPrefix(ref, "file:") {
+			return nil, errors.New("--auth-token takes a reference, env:NAME or file:/path, never the token itself (argv is visible to every user)")
+		}
+		cred, err := scope.Resolve(ref)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := tokens[ref]; dup {
+			return nil, fmt.Errorf("--auth-token %s is given twice", ref)
+		}
+		tokens[ref] = authref.Secret(cred)
+		if name, ok := strings.CutPrefix(ref, "env:"); ok {
+			_ = os.Unsetenv(name)
+		}
+	}
+	return tokens, nil
+}
+
+// loopbackAddr reports whether a listen address binds loopback only.
+func loopbackAddr(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true, nil
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback(), nil
+}
+
+// unspecifiedHost reports whether addr listens on every interface.
+func unspecifiedHost(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "" || (ip != nil && ip.IsUnspecified())
+}
+
+func parsePublicURL(s string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimRight(s, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("%q must be an http(s) URL such as https://agents.example.com/research (no credentials, query or fragment)", s)
+	}
+	return u, nil
+}
+
+func stopGRPC(ctx context.Context, g *grpc.Server) {
+	done := make(chan struct{})
+	go func() { g.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		g.Stop()
+		<-done
+	}
 }

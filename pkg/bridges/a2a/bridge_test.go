@@ -32,15 +32,27 @@ func TestCard(t *testing.T) {
 	if len(card.Ignored) != 0 {
 		t.Errorf("card fields ignored by our client: %v", card.Ignored)
 	}
-	var bindings []a2a.TransportProtocol
-	for _, in := range card.Agent.SupportedInterfaces {
-		bindings = append(bindings, in.ProtocolBinding)
-		if in.ProtocolVersion != a2a.Version {
-			t.Errorf("interface %s version %q", in.ProtocolBinding, in.ProtocolVersion)
-		}
+	type iface struct {
+		binding a2a.TransportProtocol
+		version a2a.ProtocolVersion
+		url     string
 	}
-	if !slices.Equal(bindings, []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON}) {
-		t.Errorf("interfaces %v", bindings)
+	var got []iface
+	for _, in := range card.Agent.SupportedInterfaces {
+		got = append(got, iface{in.ProtocolBinding, in.ProtocolVersion, in.URL})
+	}
+	// HTTP+JSON first: it reports refusals as HTTP errors every client reads.
+	want := []iface{
+		{a2a.TransportProtocolHTTPJSON, a2a.Version, env.srv.URL + a2abridge.PathREST},
+		{a2a.TransportProtocolJSONRPC, a2a.Version, env.srv.URL + a2abridge.PathJSONRPC},
+		{a2a.TransportProtocolJSONRPC, "0.3", env.srv.URL + a2abridge.PathJSONRPC},
+		{a2a.TransportProtocolHTTPJSON, "0.3", env.srv.URL + a2abridge.PathREST},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("interfaces\n got %v\nwant %v", got, want)
+	}
+	if c.ProtocolVersion() != string(a2a.Version) || c.Transport() != a2aclient.TransportHTTPJSON {
+		t.Errorf("our client chose %s %s, want 1.0 HTTP+JSON", c.Transport(), c.ProtocolVersion())
 	}
 	if len(card.Agent.Skills) == 0 {
 		t.Error("card has no skills")
@@ -376,8 +388,12 @@ func TestNewServerErrors(t *testing.T) {
 		name string
 		cfg  a2abridge.Config
 	}{
-		{"no sdk", a2abridge.Config{}},
-		{"unknown adapter", a2abridge.Config{SDK: sdk, Adapter: "nope"}},
+		{"no sdk", a2abridge.Config{Card: a2abridge.CardOptions{BaseURL: "http://127.0.0.1:9001"}}},
+		{"unknown adapter", a2abridge.Config{SDK: sdk, Adapter: "nope", Card: a2abridge.CardOptions{BaseURL: "http://127.0.0.1:9001"}}},
+		// The card's URLs never come from a request's Host header.
+		{"no base URL", a2abridge.Config{SDK: sdk}},
+		{"base URL without scheme", a2abridge.Config{SDK: sdk, Card: a2abridge.CardOptions{BaseURL: "127.0.0.1:9001"}}},
+		{"base URL with credentials", a2abridge.Config{SDK: sdk, Card: a2abridge.CardOptions{BaseURL: "http://u:p@127.0.0.1:9001"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,11 +5,15 @@
 // It owns the server side of A2A for the host: an a2asrv.AgentExecutor over
 // an *agentadaptor.SDK ([Executor]), the mapping from StreamPayload to A2A
 // task events, the exposure policy ([Exposure]), the Agent Card ([BuildCard])
-// and one http.Handler serving the card, JSON-RPC and HTTP+JSON ([Server]).
-// It must not import pkg/hosttools or concrete adapters (tests use the
-// scripted adapter); it knows adapters only through the SDK.
+// and one http.Handler serving the card, JSON-RPC and HTTP+JSON in A2A 1.0
+// and 0.3 ([Server]), plus the gRPC service ([Server.RegisterGRPC]). It must
+// not import concrete adapters (tests use the scripted adapter): it knows
+// adapters only through the SDK. It does not authenticate or check Host and
+// Origin headers: the process puts its admission layer in front and passes
+// the principal as [Config].Principal (docs/design.md#secrets).
 //
-//	b, _ := a2abridge.NewServer(a2abridge.Config{SDK: sdk, Adapter: "codex"})
+//	b, _ := a2abridge.NewServer(a2abridge.Config{SDK: sdk, Adapter: "codex",
+//		Card: a2abridge.CardOptions{BaseURL: "http://127.0.0.1:9001"}})
 //	http.ListenAndServe("127.0.0.1:9001", b.Handler())
 //	// card: /.well-known/agent-card.json, JSON-RPC: /a2a/jsonrpc, HTTP+JSON: /a2a/rest
 //
@@ -21,7 +25,9 @@
 // WithSessionKey(contextID), so every turn of one A2A context continues the
 // same CLI session, across tasks too. Turns of one context run one at a time.
 //
-//   - submitted (a new task's first event), then working when the run starts;
+//   - the Task first: a new task submitted; the follow-up turn of an
+//     input-required task starts with the stored task, submitted again with
+//     the answer in its history; then working when the run starts;
 //   - text: each assistant message becomes one artifact named
 //     [ArtifactAssistantOutput] with its own artifact id, streamed as chunks
 //     (first append=false, later append=true, the last lastChunk=true; one
@@ -54,21 +60,50 @@
 // them; enabled, they become working status-update messages marked with
 // [MetadataKind]. Other custom payloads are never exposed.
 //
+// A message to a finished task, and a subscription to one, is
+// UnsupportedOperation. SubscribeToTask works on every other task: its first
+// event is the Task, then the task's events follow, across turns (an
+// input-required task is followed through the turn its answer starts),
+// until a terminal state. Events of a turn the subscriber was not attached
+// to are not replayed; the states it missed arrive as status updates.
+//
+// # Owners
+//
+// A task belongs to the principal that created it ([Config].Principal, or
+// [LocalUser] when there is none): GetTask, ListTasks (per owner), CancelTask,
+// SubscribeToTask and follow-up messages of anyone else find no such task.
+//
+// # Versions and bindings
+//
+// The card ([PathAgentCard], also at [PathLegacyAgentCard]) lists A2A 1.0
+// over HTTP+JSON, JSON-RPC and, when configured, gRPC, then A2A 0.3 over
+// JSON-RPC and HTTP+JSON at the same URLs; its URLs come from
+// [CardOptions].BaseURL only. It is the union of the 1.0 and 0.3 card
+// shapes, as the official SDKs serve it, with an ETag, Last-Modified and
+// Cache-Control. A request's A2A-Version picks the layer: 1.0 (a2a-go's
+// handlers) or 0.3 (a2a-go's a2av0 compatibility layer, one task store for
+// both); any other version is VersionNotSupported. Without the header a
+// request is 0.3 if it uses the 0.3 method names or REST paths, 1.0
+// otherwise. A stream refused before its first event is a plain error
+// response (JSON-RPC: the error object with HTTP 200; HTTP+JSON: the HTTP
+// error), as the A2A TCK and the Python and JavaScript SDKs expect.
+//
 // # Interoperability
 //
-// Tested both ways against @a2a-js/sdk 1.3.0 (tests/node/a2a-*.mjs, run by
-// this package's tests; skipped locally without node_modules, failing under
-// CI=true): its client drives this server (card, streaming, get, cancel), and
-// pkg/clients/a2a drives an @a2a-js/sdk server on its 1.0 wire and on its
-// v0.3 compatibility wire (streaming, artifacts, cancel, get, input-required).
-// Known gaps, all outside this package:
+// Tested against @a2a-js/sdk 1.3.0 (tests/node/a2a-*.mjs, run by this
+// package's and cmd/agentadaptor's tests; skipped locally without
+// node_modules, failing under CI=true): its client drives this server over
+// every binding and both versions (card, send, stream, get, list, cancel,
+// subscribe, multi-turn, version negotiation), and pkg/clients/a2a drives an
+// @a2a-js/sdk server on its 1.0 wire and on its v0.3 compatibility wire.
+// a2a-go's client drives it over JSON-RPC, HTTP+JSON and gRPC in 1.0 and
+// over both HTTP bindings in 0.3. Known gaps:
 //
+//   - a2a-go's JSON-RPC client reads a stream refused before its first event
+//     (a plain JSON-RPC error, see above) as an empty stream; its HTTP+JSON
+//     client reads the HTTP error. The card lists HTTP+JSON first, which
+//     a2a-go-based clients (pkg/clients/a2a included) then prefer.
 //   - On the v0.3 wire text parts lose their media type.
-//   - @a2a-js/sdk answers a streaming request it rejects before the first
-//     event (e.g. a message to a finished task) with a plain JSON-RPC error
-//     body, not an SSE stream; a2a-go's streaming client reads only SSE data
-//     lines, so the error text is lost and the call fails as an interrupted
-//     stream instead.
 //   - An @a2a-js/sdk agent must publish a Task first in every execution; if it
 //     republishes a follow-up's task snapshot still in input-required, an A2A
 //     client that stops at the first interrupted state (pkg/clients/a2a's

@@ -44,6 +44,10 @@ type Executor struct {
 	closed   bool
 	active   map[a2a.TaskID]*agentadaptor.RunHandle
 	contexts map[string]chan struct{}
+	// turns counts the Execute and Cancel calls in progress per task;
+	// watchers are the subscribers waiting on an idle task (see watch).
+	turns    map[a2a.TaskID]int
+	watchers map[a2a.TaskID]map[*watcher]struct{}
 }
 
 var _ a2asrv.AgentExecutor = (*Executor)(nil)
@@ -74,6 +78,7 @@ func NewExecutor(cfg ExecutorConfig) (*Executor, error) {
 	return &Executor{
 		cfg: cfg, log: log, base: base, stop: stop,
 		active: map[a2a.TaskID]*agentadaptor.RunHandle{}, contexts: map[string]chan struct{}{},
+		turns: map[a2a.TaskID]int{}, watchers: map[a2a.TaskID]map[*watcher]struct{}{},
 	}, nil
 }
 
@@ -87,9 +92,11 @@ func (e *Executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			return
 		}
 		e.wg.Add(1)
+		e.turns[ec.TaskID]++
 		e.mu.Unlock()
 		defer e.wg.Done()
-		e.execute(ctx, ec, yield)
+		defer e.endTurn(ec.TaskID)
+		e.execute(ctx, ec, e.tee(ec.TaskID, yield))
 	}
 }
 
@@ -104,7 +111,19 @@ func (e *Executor) execute(ctx context.Context, ec *a2asrv.ExecutorContext, yiel
 		}
 		return true
 	}
-	if ec.StoredTask == nil && !emit(a2a.NewSubmittedTask(ec, ec.Message)) {
+	// The first event of every turn is the Task (docs/design.md#event-mapping):
+	// a new task is submitted; a follow-up turn of an input-required task
+	// starts from the stored task, submitted again with the answer in its
+	// history (an input-required snapshot first would end the stream of
+	// clients that stop at the first interrupted state).
+	first := a2a.NewSubmittedTask(ec, ec.Message)
+	if ec.StoredTask != nil {
+		if t, ok := cloneEvent(ec.StoredTask).(*a2a.Task); ok {
+			t.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: first.Status.Timestamp}
+			first = t
+		}
+	}
+	if !emit(first) {
 		return
 	}
 	prompt := promptOf(ec.Message)
@@ -177,7 +196,10 @@ func (e *Executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 	return func(yield func(a2a.Event, error) bool) {
 		e.mu.Lock()
 		h := e.active[ec.TaskID]
+		e.turns[ec.TaskID]++
 		e.mu.Unlock()
+		defer e.endTurn(ec.TaskID)
+		yield = e.tee(ec.TaskID, yield)
 		if h != nil {
 			_ = h.Cancel(ctx)
 			return
@@ -188,10 +210,17 @@ func (e *Executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 }
 
 // Close cancels every running turn and waits until their Execute calls have
-// returned (their children stopped) or ctx ends. Tasks arriving later fail.
+// returned (their children stopped) or ctx ends. Tasks arriving later fail;
+// subscribers waiting on idle tasks are released.
 func (e *Executor) Close(ctx context.Context) error {
 	e.mu.Lock()
 	e.closed = true
+	for id, ws := range e.watchers {
+		for w := range ws {
+			w.end(ErrClosed)
+		}
+		delete(e.watchers, id)
+	}
 	e.mu.Unlock()
 	e.stop()
 	done := make(chan struct{})

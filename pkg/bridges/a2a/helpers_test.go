@@ -52,9 +52,11 @@ func writeScenario(t *testing.T, body string) string {
 	return p
 }
 
-// startBridge serves the scripted adapter with scenario over A2A. The
-// environment is closed by t.Cleanup unless the test closes it first.
-func startBridge(t *testing.T, scenario string, exposure a2abridge.Exposure) *bridgeEnv {
+// startBridge serves the scripted adapter with scenario over A2A on a
+// loopback listener; the card's base URL is the listener's. configure, if
+// given, adjusts the configuration. The environment is closed by t.Cleanup
+// unless the test closes it first.
+func startBridge(t *testing.T, scenario string, exposure a2abridge.Exposure, configure ...func(*a2abridge.Config)) *bridgeEnv {
 	t.Helper()
 	ad, err := scripted.New(scripted.Config{StateDir: t.TempDir()})
 	if err != nil {
@@ -64,7 +66,8 @@ func startBridge(t *testing.T, scenario string, exposure a2abridge.Exposure) *br
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := a2abridge.NewServer(a2abridge.Config{
+	srv := httptest.NewUnstartedServer(nil)
+	cfg := a2abridge.Config{
 		SDK: sdk, Adapter: scripted.Name, Exposure: exposure,
 		RunOptions: []agentadaptor.RunOption{
 			agentadaptor.WithAdapterOption(scripted.OptionScenario, writeScenario(t, scenario)),
@@ -72,12 +75,19 @@ func startBridge(t *testing.T, scenario string, exposure a2abridge.Exposure) *br
 			// The race runtime of the re-executed test binary sleeps 1s at exit.
 			agentadaptor.WithEnv(map[string]string{"GORACE": "atexit_sleep_ms=0"}),
 		},
-		Card: a2abridge.CardOptions{Name: "scripted-remote"},
-	})
+		Card: a2abridge.CardOptions{Name: "scripted-remote", BaseURL: "http://" + srv.Listener.Addr().String()},
+	}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	b, err := a2abridge.NewServer(cfg)
 	if err != nil {
+		srv.Close()
 		t.Fatal(err)
 	}
-	env := &bridgeEnv{srv: httptest.NewServer(b.Handler()), bridge: b}
+	srv.Config.Handler = b.Handler()
+	srv.Start()
+	env := &bridgeEnv{srv: srv, bridge: b}
 	t.Cleanup(func() { env.close(t) })
 	return env
 }

@@ -101,7 +101,7 @@ func TestInteropJSClient(t *testing.T) {
 		t.Fatalf("summary: %v\n%s", err, stdout.String())
 	}
 
-	if sum.Card.Name != "scripted-remote" || !sum.Card.Streaming || len(sum.Card.Interfaces) != 2 {
+	if sum.Card.Name != "scripted-remote" || !sum.Card.Streaming || len(sum.Card.Interfaces) != 4 {
 		t.Errorf("card as the JS client sees it: %+v", sum.Card)
 	}
 

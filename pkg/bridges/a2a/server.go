@@ -2,99 +2,22 @@ package a2a
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
-	"github.com/a2aproject/a2a-go/v2/a2asrv/eventqueue"
 	agentadaptor "github.com/seed0634/agentadaptor"
+	"google.golang.org/grpc"
 )
 
-// Paths the server's handler serves.
-const (
-	// PathAgentCard is the well-known Agent Card path.
-	PathAgentCard = "/.well-known/agent-card.json"
-	// PathJSONRPC is the JSON-RPC 2.0 binding (A2A 1.0).
-	PathJSONRPC = "/a2a/jsonrpc"
-	// PathREST is the prefix of the HTTP+JSON binding (A2A 1.0), e.g.
-	// POST /a2a/rest/message:stream, GET /a2a/rest/tasks/{id}.
-	PathREST = "/a2a/rest"
-)
-
-// CardOptions describe the agent on its Agent Card.
-type CardOptions struct {
-	// Name is the agent's name (default "agentadaptor-<adapter>").
-	Name string
-	// Description defaults to a sentence naming the adapter.
-	Description string
-	// Version is the agent's version (default "1.0.0").
-	Version string
-	// BaseURL is the externally reachable origin of the server, e.g.
-	// "http://127.0.0.1:9001". When empty, interface URLs are built from each
-	// card request's Host header (http, or https when the request was TLS).
-	BaseURL string
-	// Skills are advertised as given; default one generic skill.
-	Skills []a2a.AgentSkill
-	// Provider is the optional organization behind the agent.
-	Provider *a2a.AgentProvider
-	// DocumentationURL is optional.
-	DocumentationURL string
-	// NoHTTPJSON leaves the HTTP+JSON interface off the card (it is still
-	// served). By default the card lists JSON-RPC first, then HTTP+JSON.
-	NoHTTPJSON bool
-}
-
-// BuildCard returns the Agent Card for an agent served at baseURL (an
-// origin such as "http://127.0.0.1:9001"): capabilities.streaming=true,
-// text in and out, the JSON-RPC interface at baseURL+PathJSONRPC and, unless
-// o.NoHTTPJSON, the HTTP+JSON interface at baseURL+PathREST, both A2A 1.0.
-// adapter fills the default name and description.
-func BuildCard(o CardOptions, adapter, baseURL string) *a2a.AgentCard {
-	if adapter == "" {
-		adapter = "agent"
-	}
-	if o.Name == "" {
-		o.Name = "agentadaptor-" + adapter
-	}
-	if o.Description == "" {
-		o.Description = "The local " + adapter + " agent CLI exposed over A2A by Agent Adaptor."
-	}
-	if o.Version == "" {
-		o.Version = "1.0.0"
-	}
-	skills := o.Skills
-	if len(skills) == 0 {
-		skills = []a2a.AgentSkill{{
-			ID: "general", Name: "General agent tasks",
-			Description: "Answers questions and performs tasks with the " + adapter + " agent; streams its text as " +
-				ArtifactAssistantOutput + " artifacts and ends each turn with an " + ArtifactAgentAdaptorResult + " artifact.",
-			Tags:        []string{"agent", adapter},
-			InputModes:  []string{"text/plain"},
-			OutputModes: []string{"text/plain", "application/json"},
-		}}
-	}
-	base := strings.TrimRight(baseURL, "/")
-	card := &a2a.AgentCard{
-		Name: o.Name, Description: o.Description, Version: o.Version,
-		Provider: o.Provider, DocumentationURL: o.DocumentationURL,
-		Capabilities:       a2a.AgentCapabilities{Streaming: true},
-		DefaultInputModes:  []string{"text/plain"},
-		DefaultOutputModes: []string{"text/plain", "application/json"},
-		Skills:             skills,
-		SupportedInterfaces: []*a2a.AgentInterface{
-			a2a.NewAgentInterface(base+PathJSONRPC, a2a.TransportProtocolJSONRPC),
-		},
-	}
-	if !o.NoHTTPJSON {
-		card.SupportedInterfaces = append(card.SupportedInterfaces, a2a.NewAgentInterface(base+PathREST, a2a.TransportProtocolHTTPJSON))
-	}
-	return card
-}
+// DefaultMaxRequestBytes bounds a request body unless
+// Config.MaxRequestBytes says otherwise.
+const DefaultMaxRequestBytes = 8 << 20
 
 // Config configures a [Server].
 type Config struct {
@@ -105,25 +28,51 @@ type Config struct {
 	RunOptions []agentadaptor.RunOption
 	Exposure   Exposure
 	Logger     *slog.Logger
-	// Card describes the agent.
+	// Card describes the agent; Card.BaseURL is required.
 	Card CardOptions
+	// Principal returns the principal an authentication layer in front of
+	// the server admitted a request as ("" when none), read from the
+	// request's context. A task belongs to the principal that created it:
+	// only that principal gets, lists, cancels or subscribes to it. nil, or
+	// "", is the single [LocalUser].
+	Principal func(context.Context) string
+	// MaxRequestBytes bounds every request body (default
+	// [DefaultMaxRequestBytes]).
+	MaxRequestBytes int64
 	// HandlerOptions are passed to a2asrv.NewHandler after the bridge's own
-	// (capability checks, logger), e.g. a2asrv.WithTaskStore.
+	// (capability checks, logger, the call policy), e.g. a2asrv.WithTaskStore.
+	// A replacement task store must scope tasks by user (see
+	// a2asrv.NewTaskStoreAuthenticator) for Principal to isolate them.
 	HandlerOptions []a2asrv.RequestHandlerOption
 }
 
 // Server exposes one adapter as an A2A agent: the Agent Card, the JSON-RPC
-// binding and the HTTP+JSON binding on one http.Handler.
+// and HTTP+JSON bindings of A2A 1.0 and 0.3 on one http.Handler, and the
+// gRPC binding for a grpc.Server the caller runs ([Server.RegisterGRPC]).
+//
+// It performs no authentication and no Host or Origin checks: put the
+// admission layer of the process in front of it and pass the principal it
+// established as Config.Principal (docs/design.md#secrets).
 type Server struct {
 	exec    *Executor
 	cfg     Config
 	adapter string
+	card    *a2a.AgentCard
+	rh      *requestHandler
 	handler http.Handler
 }
 
-// NewServer builds a Server. It fails when cfg.SDK is nil or cfg.Adapter is
-// not registered.
+// NewServer builds a Server. It fails with an *agentadaptor.ConfigError
+// when cfg.SDK is nil, cfg.Adapter is not registered, or cfg.Card.BaseURL
+// is missing or not an http(s) URL.
 func NewServer(cfg Config) (*Server, error) {
+	if cfg.Card.BaseURL == "" {
+		return nil, &agentadaptor.ConfigError{Field: "a2a bridge Card.BaseURL",
+			Reason: "required: the URL clients reach the server at (interface URLs are never taken from a request's Host header)"}
+	}
+	if err := checkBaseURL(cfg.Card.BaseURL); err != nil {
+		return nil, &agentadaptor.ConfigError{Field: "a2a bridge Card.BaseURL", Reason: err.Error()}
+	}
 	exec, err := NewExecutor(ExecutorConfig{
 		SDK: cfg.SDK, Adapter: cfg.Adapter, RunOptions: cfg.RunOptions,
 		Exposure: cfg.Exposure, Logger: cfg.Logger,
@@ -135,7 +84,12 @@ func NewServer(cfg Config) (*Server, error) {
 	if adapter == "" {
 		adapter = cfg.SDK.DefaultAdapter()
 	}
-	s := &Server{exec: exec, cfg: cfg, adapter: adapter}
+	s := &Server{exec: exec, cfg: cfg, adapter: adapter, card: BuildCard(cfg.Card, adapter, cfg.Card.BaseURL)}
+	doc, err := cardDocument(s.card)
+	if err != nil {
+		_ = exec.Close(context.Background())
+		return nil, err
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -144,100 +98,89 @@ func NewServer(cfg Config) (*Server, error) {
 	opts := append([]a2asrv.RequestHandlerOption{
 		a2asrv.WithCapabilityChecks(&caps),
 		a2asrv.WithLogger(logger),
+		a2asrv.WithCallInterceptors(callPolicy{principal: cfg.Principal}),
 	}, cfg.HandlerOptions...)
-	rh := cancelRetry{a2asrv.NewHandler(exec, opts...)}
+	s.rh = &requestHandler{RequestHandler: a2asrv.NewHandler(exec, opts...), exec: exec}
 
+	started := time.Now()
 	mux := http.NewServeMux()
-	if cfg.Card.BaseURL != "" {
-		mux.Handle(PathAgentCard, a2asrv.NewStaticAgentCardHandler(s.Card(cfg.Card.BaseURL)))
-	} else {
-		mux.HandleFunc(PathAgentCard, s.serveDynamicCard)
+	mux.Handle(PathAgentCard, cardHandler(doc, started))
+	mux.Handle(PathLegacyAgentCard, cardHandler(doc, started))
+	rpc := versionRouter{v1: a2asrv.NewJSONRPCHandler(s.rh), v03: a2av0.NewJSONRPCHandler(s.rh), legacy: legacyJSONRPC}
+	mux.Handle(PathJSONRPC, rpc)
+	mux.Handle(PathJSONRPC+"/{$}", rpc) // clients that append a slash to the card's URL
+	rest := versionRouter{v1: a2asrv.NewRESTHandler(s.rh), v03: a2av0.NewRESTHandler(s.rh), legacy: legacyREST, rest: true}
+	mux.Handle(PathREST+"/", http.StripPrefix(PathREST, rest))
+	limit := cfg.MaxRequestBytes
+	if limit <= 0 {
+		limit = DefaultMaxRequestBytes
 	}
-	mux.Handle(PathJSONRPC, a2asrv.NewJSONRPCHandler(rh))
-	mux.Handle(PathREST+"/", http.StripPrefix(PathREST, a2asrv.NewRESTHandler(rh)))
-	s.handler = mux
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+		}
+		mux.ServeHTTP(w, r)
+	})
 	return s, nil
 }
 
-// Card returns the Agent Card for the server reachable at baseURL (the
-// configured Card.BaseURL wins when set).
-func (s *Server) Card(baseURL string) *a2a.AgentCard {
-	if s.cfg.Card.BaseURL != "" {
-		baseURL = s.cfg.Card.BaseURL
-	}
-	return BuildCard(s.cfg.Card, s.adapter, baseURL)
-}
+// Card returns the server's Agent Card (the 1.0 view; the served document
+// adds the 0.3 fields). Callers must not modify it.
+func (s *Server) Card() *a2a.AgentCard { return s.card }
 
-func (s *Server) serveDynamicCard(w http.ResponseWriter, r *http.Request) {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	card := s.Card(scheme + "://" + r.Host)
-	b, err := json.Marshal(card)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
-	case http.MethodOptions:
-		w.Header().Set("Access-Control-Allow-Origin", "*")
-		w.Header().Set("Access-Control-Allow-Methods", "GET, OPTIONS")
-		w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
-		w.WriteHeader(http.StatusOK)
-		return
-	default:
-		w.WriteHeader(http.StatusMethodNotAllowed)
-		return
-	}
-	w.Header().Set("Access-Control-Allow-Origin", "*")
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(b)
-}
-
-// Handler returns the http.Handler serving the card at [PathAgentCard],
-// JSON-RPC at [PathJSONRPC] and HTTP+JSON under [PathREST].
+// Handler returns the http.Handler serving the card at [PathAgentCard] and
+// [PathLegacyAgentCard], JSON-RPC at [PathJSONRPC] (also with a trailing
+// slash) and HTTP+JSON under [PathREST].
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// RegisterGRPC registers the A2A 1.0 gRPC service (a2a-go's a2agrpc) with
+// g. It shares the tasks of the HTTP bindings. Authentication is g's
+// interceptors' job; they pass the principal the way Config.Principal
+// reads it.
+func (s *Server) RegisterGRPC(g *grpc.Server) { a2agrpc.NewHandler(s.rh).RegisterWith(g) }
 
 // Executor returns the server's executor.
 func (s *Server) Executor() *Executor { return s.exec }
 
 // Close cancels every running turn and waits for their children to stop or
-// ctx to end. Call it after the HTTP server stopped accepting requests.
+// ctx to end; subscriptions waiting on idle tasks end. Call it after the
+// HTTP server stopped accepting requests.
 func (s *Server) Close(ctx context.Context) error { return s.exec.Close(ctx) }
 
-// cancelRetry works around a race in a2a-go's local task manager: a CancelTask
-// that arrives while the execution of a turn that just ended in input-required
-// is still unregistering is attached to that execution and resolves to its
-// result (or, when the execution's queue closed meanwhile, fails with
-// eventqueue.ErrQueueClosed), so it fails although the task is idle. The
-// retry happens once a2a-go has unregistered the execution (a few
-// milliseconds), when the cancel goes to the idle task and succeeds.
-type cancelRetry struct{ a2asrv.RequestHandler }
-
-const (
-	cancelRetries    = 100
-	cancelRetryPause = 10 * time.Millisecond
-)
-
-func (h cancelRetry) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
-	for attempt := 0; ; attempt++ {
-		task, err := h.RequestHandler.CancelTask(ctx, req)
-		if err == nil || attempt >= cancelRetries ||
-			!(errors.Is(err, a2a.ErrTaskNotCancelable) || errors.Is(err, eventqueue.ErrQueueClosed)) {
-			return task, err
-		}
-		cur, gerr := h.RequestHandler.GetTask(ctx, &a2a.GetTaskRequest{ID: req.ID, Tenant: req.Tenant})
-		if gerr != nil || (cur.Status.State != a2a.TaskStateInputRequired && cur.Status.State != a2a.TaskStateAuthRequired) {
-			return task, err
-		}
-		t := time.NewTimer(cancelRetryPause)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return task, err
-		}
-	}
+// versionRouter sends a request to the A2A 1.0 or 0.3 handler of one
+// binding by its A2A-Version header: 0.3 to the compatibility layer
+// (a2av0), 1.0 and every other value to the 1.0 handler (whose call policy
+// refuses unsupported versions with VersionNotSupported in the 1.0 wire
+// format). Without the header a request is 0.3 by the spec; one that uses
+// 1.0 method names or paths is served as 1.0, so that 1.0 clients that
+// omit the header still work. Every response goes through preStream.
+type versionRouter struct {
+	v1, v03 http.Handler
+	// legacy reports whether a request without A2A-Version uses the 0.3
+	// names of the binding.
+	legacy func(*http.Request) bool
+	rest   bool
 }
+
+func (vr versionRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	v03 := false
+	switch wireOf(strings.TrimSpace(r.Header.Get(a2a.SvcParamVersion))) {
+	case wireV03:
+		v03 = true
+	case wireUnspecified:
+		v03 = vr.legacy(r)
+	}
+	h := vr.v1
+	switch {
+	case v03:
+		h = vr.v03
+	case !vr.rest:
+		protoFieldNames(r)
+	}
+	ps := &preStream{w: w, rest: vr.rest}
+	h.ServeHTTP(ps, r)
+	ps.finish()
+}
+
+// legacyREST: the 0.3 HTTP+JSON paths start with /v1/.
+func legacyREST(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, a2av0.RESTPathPrefix+"/") }
