@@ -7,14 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 )
-
-func TestMain(m *testing.M) {
-	scripted.MaybeRunAgent()
-	os.Exit(m.Run())
-}
 
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
