@@ -11,6 +11,7 @@ import (
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/httpguard"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
@@ -94,7 +95,15 @@ func startDemoRemote(opts Options) (*demoRemote, error) {
 		ln.Close()
 		return nil, err
 	}
-	r := &demoRemote{srv: &http.Server{Handler: bridge.Handler(), ReadHeaderTimeout: 10 * time.Second}, bridge: bridge, done: make(chan struct{}), url: base}
+	// The demo agent runs a local agent too: a web page must not reach it
+	// any more than the host (Host allowlist, no cross-origin requests).
+	guard, err := httpguard.New(httpguard.Config{Addr: ln.Addr().String()})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	r := &demoRemote{srv: &http.Server{Handler: guard.Handler(bridge.Handler()), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute}, bridge: bridge, done: make(chan struct{}), url: base}
 	go func() { defer close(r.done); _ = r.srv.Serve(ln) }()
 	return r, nil
 }
