@@ -122,7 +122,7 @@ func (m *mapper) Map(ev a2aclient.Event) (out []delegation.DelegationEvent) {
 			return append(out, m.t.Finish(delegation.DelegationFinished, nil)...)
 		}
 		if text != "" {
-			m.t.AddStatusMessage(text)
+			// A message within a task is progress, not the task's output.
 			out = append(out, delegation.DelegationEvent{Kind: delegation.DelegationStatus, Status: "message", Text: sanitize.Truncate(text, remote.MaxStatusText), RemoteMessageID: sanitize.ID(m.t.Redact(e.ID))})
 		}
 	}
@@ -177,9 +177,6 @@ func (m *mapper) status(st a2aclient.TaskStatus) []delegation.DelegationEvent {
 		if m.t.Config().AllowInput {
 			return []delegation.DelegationEvent{{Kind: delegation.DelegationInputRequired, Status: label, Text: sanitize.Truncate(text, remote.MaxStatusText), RemoteMessageID: msgID, Raw: raw}}
 		}
-	}
-	if text != "" && state != remote.StateInputRequired {
-		m.t.AddStatusMessage(text)
 	}
 	return []delegation.DelegationEvent{{Kind: delegation.DelegationStatus, Status: label, Text: sanitize.Truncate(text, remote.MaxStatusText), RemoteMessageID: msgID, Raw: raw}}
 }

@@ -195,3 +195,50 @@ func TestMapMalformedPayloadsDoNotPanic(t *testing.T) {
 		t.Error("malformed JSON payload accepted")
 	}
 }
+
+// A generic A2A remote streams its answer as artifacts (the task's output)
+// and completes with a bare status message: the output is the answer, the
+// status message is not (docs/design.md#tool-contract).
+func TestMapGenericRemoteAnswerIsItsOutput(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		events []a2a.Event
+		want   string
+	}{
+		{"assistant-output chunks", []a2a.Event{
+			status(a2a.TaskStateWorking, "Thinking..."),
+			chunk(ArtifactAssistantOutput, "out-1", "The capital ", false, false),
+			chunk(ArtifactAssistantOutput, "out-1", "is Paris.", true, true),
+		}, "The capital is Paris."},
+		{"any text artifact", []a2a.Event{
+			status(a2a.TaskStateWorking, "Thinking..."),
+			chunk("answer.md", "answer", "# Paris\n", false, false),
+			chunk("answer.md", "answer", "The capital.", true, true),
+		}, "# Paris\nThe capital."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := artifact.NewMemoryStore(0)
+			m := streamingMapper(store)
+			for _, ev := range tc.events {
+				m.Map(ev)
+			}
+			evs := m.Map(status(a2a.TaskStateCompleted, "done"))
+			if last := evs[len(evs)-1]; last.Kind != delegation.DelegationFinished || last.Text != tc.want {
+				t.Fatalf("terminal %+v", last)
+			}
+			if m.t.Summary() != tc.want {
+				t.Errorf("summary %q, want %q", m.t.Summary(), tc.want)
+			}
+			if msgs := m.t.Messages(); len(msgs) != 1 || msgs[0].Text != tc.want {
+				t.Errorf("messages %+v, want the answer", msgs)
+			}
+		})
+	}
+	// A working status message alone never becomes the answer.
+	m := streamingMapper(nil)
+	m.Map(status(a2a.TaskStateWorking, "Thinking..."))
+	m.Map(status(a2a.TaskStateCompleted, ""))
+	if m.t.Summary() != "" || len(m.t.Messages()) != 0 {
+		t.Errorf("progress became the answer: %q %+v", m.t.Summary(), m.t.Messages())
+	}
+}
