@@ -62,6 +62,13 @@ type Options struct {
 	InterfaceBaseURL string
 	// Cancel is how CancelTask is answered.
 	Cancel CancelMode
+	// FollowUpSnapshot makes a streaming follow-up message to an existing
+	// task (e.g. the answer to input-required) begin with the task's
+	// snapshot as it stands when the message arrives, still in its
+	// interrupted state, before a2a-go's stream of the resumed script. A
+	// stream begins with the Task in A2A, and @a2a-js/sdk servers send
+	// this snapshot; a2a-go's own server does not.
+	FollowUpSnapshot bool
 }
 
 // Request is one HTTP request the fake received.
@@ -95,9 +102,10 @@ type Request struct {
 // Server is a running fake agent. It is closed by the test's cleanup.
 type Server struct {
 	t    testing.TB
-	opts Options
-	srv  *httptest.Server
-	card []byte
+	opts    Options
+	srv     *httptest.Server
+	card    []byte
+	handler a2asrv.RequestHandler
 
 	closing   chan struct{}
 	closed    bool
@@ -142,6 +150,7 @@ func New(t testing.TB, opts Options) *Server {
 		a2asrv.WithCapabilityChecks(&caps),
 		a2asrv.WithLogger(slog.New(slog.DiscardHandler)),
 	)
+	s.handler = handler
 	var jsonrpcH, restH http.Handler
 	if s.legacy() {
 		jsonrpcH = a2av0.NewJSONRPCHandler(handler)
@@ -379,6 +388,11 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 					s.writeRaw(ctx, w, rpc.ID, b.RawStream)
 					return
 				}
+				if s.opts.FollowUpSnapshot && p.Message.TaskID != "" {
+					if task, err := s.handler.GetTask(ctx, &a2a.GetTaskRequest{ID: p.Message.TaskID}); err == nil {
+						w = &snapshotWriter{ResponseWriter: w, frame: jsonrpcFrame(rpc.ID, task)}
+					}
+				}
 			}
 		}
 		if streaming {
@@ -395,6 +409,45 @@ func (s *Server) choose(msg *a2a.Message) Behavior {
 		return s.opts.Choose(msg)
 	}
 	return s.opts.Behavior
+}
+
+// jsonrpcFrame is one SSE data frame of a JSON-RPC stream carrying ev.
+func jsonrpcFrame(id any, ev a2a.Event) []byte {
+	idJSON, _ := json.Marshal(id)
+	return []byte(`data: {"jsonrpc":"2.0","id":` + string(idJSON) + `,"result":` + mustJSON(a2a.StreamResponse{Event: ev}) + "}\n\n")
+}
+
+// snapshotWriter writes frame first in a successful streaming response,
+// right after its headers (Options.FollowUpSnapshot).
+type snapshotWriter struct {
+	http.ResponseWriter
+	frame []byte
+	done  bool
+}
+
+func (w *snapshotWriter) WriteHeader(code int) {
+	w.ResponseWriter.WriteHeader(code)
+	if !w.done && code == http.StatusOK && strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+		w.done = true
+		_, _ = w.ResponseWriter.Write(w.frame)
+	}
+}
+
+func (w *snapshotWriter) Write(p []byte) (int, error) {
+	if !w.done {
+		w.WriteHeader(http.StatusOK)
+		w.done = true
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection (DropStream).
+func (w *snapshotWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *snapshotWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 func (s *Server) writeRaw(ctx context.Context, w http.ResponseWriter, id any, frames []string) {

@@ -197,9 +197,12 @@ func (t *task) Start(ctx context.Context) error {
 	return t.send(ctx, t.buildMessage())
 }
 
-// Answer implements remote.Task.
+// Answer implements remote.Task. Until the remote reports a state reached
+// after the answer, a snapshot restating the interrupted state (a
+// follow-up stream begins with the Task) ends nothing
+// (docs/design.md#event-mapping).
 func (t *task) Answer(ctx context.Context, text string) error {
-	t.m.resetStatus()
+	t.m.beginFollowUp()
 	msg := sdka2a.NewMessageForTask(sdka2a.MessageRoleUser, sdka2a.TaskInfo{TaskID: sdka2a.TaskID(t.m.taskID), ContextID: t.m.contextID}, sdka2a.NewTextPart(text))
 	return t.send(ctx, msg)
 }
@@ -270,7 +273,8 @@ func (t *task) stream(ctx context.Context, msg *sdka2a.Message) error {
 	rctx, first, done := t.untilTaskKnown(ctx)
 	defer done()
 	t.sent = true
-	st, err := t.a.client.SendStreaming(rctx, a2aclient.SendRequest{Message: msg, Tenant: t.a.ep.Tenant, Metadata: t.metadata()})
+	st, err := t.a.client.SendStreaming(rctx, a2aclient.SendRequest{Message: msg, Tenant: t.a.ep.Tenant, Metadata: t.metadata()},
+		a2aclient.StreamOptions{FollowUpOf: t.m.followUpOf()})
 	if err != nil {
 		first()
 		return err
@@ -288,17 +292,22 @@ func (t *task) stream(ctx context.Context, msg *sdka2a.Message) error {
 }
 
 // settle turns the end of a stream into Task's contract: nil once the task
-// is terminal or interrupted (or ctx ended), else the cut as an error.
+// is terminal or interrupted (or ctx ended), else the cut as an error. After
+// an answer, only a state reached after the send counts.
 func (t *task) settle(ctx context.Context, err error, op string) error {
 	state := t.spec.Transcript.State()
 	if t.spec.Transcript.Terminal() != "" || ctx.Err() != nil {
 		return nil
 	}
-	if err == nil && (state.Interrupted() || state.Terminal()) {
+	if err == nil && !t.m.awaiting && (state.Interrupted() || state.Terminal()) {
 		return nil
 	}
 	if err == nil {
-		err = a2aclient.NewError(a2aclient.KindInterrupted, op, errors.New("stream ended before a terminal state"))
+		why := "stream ended before a terminal state"
+		if t.m.awaiting {
+			why = "stream ended before the remote reported a state after the answer"
+		}
+		err = a2aclient.NewError(a2aclient.KindInterrupted, op, errors.New(why))
 	}
 	return err
 }
@@ -327,7 +336,7 @@ func (t *task) Recover(ctx context.Context) error {
 		}
 		return a2aclient.NewError(a2aclient.KindInterrupted, "recover", err)
 	}
-	return nil
+	return t.settle(ctx, nil, "recover")
 }
 
 // poll is the non-streaming path: send with returnImmediately, then poll
@@ -344,13 +353,13 @@ func (t *task) poll(ctx context.Context, msg *sdka2a.Message) error {
 	}
 	if res.Message != nil {
 		t.emit(t.m.Map(res.Message))
-		return nil
+		return t.settle(ctx, nil, "poll")
 	}
 	t.emit(t.m.Map(res.Task))
 	interval := t.a.c.opts.PollInterval
 	failures, zero := 0, 0
 	tr := t.spec.Transcript
-	for tr.Terminal() == "" && !tr.State().Interrupted() {
+	for tr.Terminal() == "" && (t.m.awaiting || !tr.State().Interrupted()) {
 		timer := time.NewTimer(interval)
 		select {
 		case <-ctx.Done():

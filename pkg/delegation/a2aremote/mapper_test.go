@@ -242,3 +242,47 @@ func TestMapGenericRemoteAnswerIsItsOutput(t *testing.T) {
 		t.Errorf("progress became the answer: %q %+v", m.t.Summary(), m.t.Messages())
 	}
 }
+
+// After an answer, the task snapshot that leads the follow-up stream (or
+// repeats the very status that asked) is not a state the answer reached:
+// its artifacts are mapped, its interrupted state is not
+// (docs/design.md#event-mapping).
+func TestMapFollowUpIgnoresTheStaleSnapshot(t *testing.T) {
+	m := testMapper(nil, true, true, 0)
+	ask := status(a2a.TaskStateInputRequired, "Which year?")
+	if evs := m.Map(ask); len(evs) != 1 || evs[0].Kind != delegation.DelegationInputRequired {
+		t.Fatalf("%+v", evs)
+	}
+	snapshot := &a2a.Task{ID: tinfo.TaskID, ContextID: tinfo.ContextID, Status: ask.Status,
+		Artifacts: []*a2a.Artifact{{ID: "notes", Name: "notes.txt", Parts: a2a.ContentParts{a2a.NewTextPart("kept")}}}}
+
+	m.beginFollowUp()
+	if m.followUpOf() != a2a.TaskStateInputRequired {
+		t.Errorf("followUpOf %q", m.followUpOf())
+	}
+	evs := m.Map(snapshot)
+	if len(evs) != 1 || evs[0].Kind != delegation.DelegationArtifactCreated {
+		t.Fatalf("leading snapshot: %s", dt.KindsOf(evs))
+	}
+	// Polling: the same status again is still stale.
+	if evs := m.Map(snapshot); len(evs) != 0 {
+		t.Fatalf("repeated snapshot: %s", dt.KindsOf(evs))
+	}
+	// A new question (a new status message) is a state after the send.
+	again := &a2a.Task{ID: tinfo.TaskID, ContextID: tinfo.ContextID, Status: status(a2a.TaskStateInputRequired, "Which month?").Status}
+	if evs := m.Map(again); len(evs) != 1 || evs[0].Kind != delegation.DelegationInputRequired || evs[0].Text != "Which month?" || m.awaiting {
+		t.Fatalf("second question: %s awaiting=%v", dt.KindsOf(evs), m.awaiting)
+	}
+
+	// A status update after the send always counts, even a repeat of the question.
+	m.beginFollowUp()
+	if evs := m.Map(status(a2a.TaskStateInputRequired, "Which month?")); len(evs) != 1 || evs[0].Kind != delegation.DelegationInputRequired || m.awaiting {
+		t.Fatalf("status update after the send: %s", dt.KindsOf(evs))
+	}
+	// A leading snapshot that already moved on is mapped as usual.
+	m.beginFollowUp()
+	moved := &a2a.Task{ID: tinfo.TaskID, ContextID: tinfo.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	if evs := m.Map(moved); len(evs) != 1 || evs[0].Status != "working" || m.awaiting {
+		t.Fatalf("working snapshot: %s", dt.KindsOf(evs))
+	}
+}
