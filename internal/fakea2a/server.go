@@ -101,7 +101,7 @@ type Request struct {
 
 // Server is a running fake agent. It is closed by the test's cleanup.
 type Server struct {
-	t    testing.TB
+	t       testing.TB
 	opts    Options
 	srv     *httptest.Server
 	card    []byte
