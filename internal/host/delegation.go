@@ -28,6 +28,10 @@ func registrySpecs(agents []hostconfig.Agent) []registry.RemoteAgentSpec {
 		if a.Policy.AllowInputRequired != nil {
 			p.AllowInputRequired = *a.Policy.AllowInputRequired
 		}
+		if a.Policy.InputRequired != "" {
+			p.InputRequired = a.Policy.InputRequired
+			p.AllowInputRequired = a.Policy.InputRequired != registry.InputRequiredFail
+		}
 		if a.Policy.AllowRemoteArtifacts != nil {
 			p.AllowRemoteArtifacts = *a.Policy.AllowRemoteArtifacts
 		}

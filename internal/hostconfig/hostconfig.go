@@ -71,14 +71,21 @@ type Agent struct {
 
 // Policy is an agent's delegation policy (docs/design.md#registry-and-policy).
 type Policy struct {
-	AllowedTenants       []string `yaml:"allowed_tenants"`
-	MaxTimeout           Duration `yaml:"max_timeout"`
-	MaxArtifactBytes     int64    `yaml:"max_artifact_bytes"`
-	MaxConcurrentPerRun  int      `yaml:"max_concurrent_per_run"`
-	MaxConcurrentGlobal  int      `yaml:"max_concurrent_global"`
-	AllowInputRequired   *bool    `yaml:"allow_input_required"`
-	AllowRemoteArtifacts *bool    `yaml:"allow_remote_artifacts"`
-	RequireStreaming     bool     `yaml:"require_streaming"`
+	AllowedTenants      []string `yaml:"allowed_tenants"`
+	MaxTimeout          Duration `yaml:"max_timeout"`
+	MaxArtifactBytes    int64    `yaml:"max_artifact_bytes"`
+	MaxConcurrentPerRun int      `yaml:"max_concurrent_per_run"`
+	MaxConcurrentGlobal int      `yaml:"max_concurrent_global"`
+	AllowInputRequired  *bool    `yaml:"allow_input_required"`
+	// InputRequired is what a delegation does when the remote asks for
+	// input: surface (show it, block the tool call for the UI's answer;
+	// the host default), fail, or return (return the question to the parent
+	// model, which continues the delegation with the tool's continue
+	// input). It wins over allow_input_required, which must not contradict
+	// it when both are set.
+	InputRequired        string `yaml:"input_required"`
+	AllowRemoteArtifacts *bool  `yaml:"allow_remote_artifacts"`
+	RequireStreaming     bool   `yaml:"require_streaming"`
 	// Context is the context policy (docs/design.md#context-policies):
 	// ephemeral (default), sticky_per_parent_thread_agent or
 	// sticky_per_run_agent.
@@ -201,6 +208,12 @@ func (c *Config) Validate() error {
 		case "", "ephemeral", "sticky_per_parent_thread_agent", "sticky_per_run_agent":
 		default:
 			return &Error{Field: f("policy.context"), Reason: fmt.Sprintf("%q is not ephemeral, sticky_per_parent_thread_agent or sticky_per_run_agent", a.Policy.Context)}
+		}
+		switch ir, allow := a.Policy.InputRequired, a.Policy.AllowInputRequired; {
+		case ir != "" && ir != "surface" && ir != "fail" && ir != "return":
+			return &Error{Field: f("policy.input_required"), Reason: fmt.Sprintf("%q is not surface, fail or return", ir)}
+		case allow != nil && ir != "" && *allow != (ir != "fail"):
+			return &Error{Field: f("policy.input_required"), Reason: fmt.Sprintf("%q contradicts allow_input_required: %v (set only input_required)", ir, *allow)}
 		}
 		if a.Policy.MaxArtifactBytes < 0 || a.Policy.MaxConcurrentPerRun < 0 || a.Policy.MaxConcurrentGlobal < 0 {
 			return &Error{Field: f("policy"), Reason: "limits must not be negative"}

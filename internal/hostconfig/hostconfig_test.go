@@ -48,6 +48,9 @@ agents:
 		{"agui no endpoint", "agents: [{key: a, protocol: agui}]\n", "agents[0].endpoint_url"},
 		{"inline secret", "agents: [{key: a, agent_card_url: http://x, auth_ref: sk-123}]\n", "agents[0].auth_ref"},
 		{"bad context", "agents: [{key: a, agent_card_url: http://x, policy: {context: forever}}]\n", "agents[0].policy.context"},
+		{"bad input mode", "agents: [{key: a, agent_card_url: http://x, policy: {input_required: ask}}]\n", "agents[0].policy.input_required"},
+		{"input mode contradicts", "agents: [{key: a, agent_card_url: http://x, policy: {input_required: return, allow_input_required: false}}]\n", "agents[0].policy.input_required"},
+		{"input fail contradicts", "agents: [{key: a, agent_card_url: http://x, policy: {input_required: fail, allow_input_required: true}}]\n", "agents[0].policy.input_required"},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,5 +63,20 @@ agents:
 	}
 	if _, err := Parse("host.yaml", []byte("agents: [{key: a, agent_card_url: http://x, policy: {max_timeout: soon}}]\n")); err == nil {
 		t.Fatal("bad duration accepted")
+	}
+}
+
+func TestParseInputRequired(t *testing.T) {
+	c, err := Parse("host.yaml", []byte(`
+agents:
+  - {key: a, agent_card_url: http://x, policy: {input_required: return}}
+  - {key: b, agent_card_url: http://x, policy: {input_required: fail, allow_input_required: false}}
+  - {key: c, agent_card_url: http://x, policy: {allow_input_required: false}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Agents[0].Policy.InputRequired != "return" || c.Agents[1].Policy.InputRequired != "fail" || *c.Agents[2].Policy.AllowInputRequired {
+		t.Fatalf("%+v", c.Agents)
 	}
 }
