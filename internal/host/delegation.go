@@ -14,6 +14,7 @@ import (
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
+	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
 )
 
 //go:embed demo/research.yaml
@@ -55,11 +56,16 @@ func registrySpecs(agents []hostconfig.Agent) []registry.RemoteAgentSpec {
 		}
 		p.RequireStreaming = a.Policy.RequireStreaming
 		p.AllowedTenants = a.Policy.AllowedTenants
-		specs = append(specs, registry.RemoteAgentSpec{
+		spec := registry.RemoteAgentSpec{
 			Key: a.Key, DisplayName: a.DisplayName, Description: a.Description, Protocol: a.Protocol,
 			AgentCardURL: a.AgentCardURL, EndpointURL: a.EndpointURL, AuthRef: a.AuthRef, Tenant: a.Tenant,
 			Shortcut: a.Shortcut, FetchCard: a.FetchCard, Policy: p, Provenance: registry.ProvenanceHost,
-		})
+		}
+		if au := a.Auth; au != nil {
+			spec.Auth = &remote.Auth{Scheme: remote.AuthScheme(au.Scheme), TokenRef: au.TokenRef, Header: au.Header,
+				ClientID: au.ClientID, ClientSecretRef: au.ClientSecretRef, TokenURL: au.TokenURL, Scopes: au.Scopes}
+		}
+		specs = append(specs, spec)
 	}
 	return specs
 }

@@ -4,7 +4,9 @@ import (
 	"testing"
 
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/pkg/delegation/a2aremote"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
+	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
 )
 
 // The host configuration's input-required settings reach the registry:
@@ -28,5 +30,19 @@ func TestRegistrySpecsInputRequired(t *testing.T) {
 		if got := p.InputMode(); got != tc.want || p.Validate() != nil {
 			t.Errorf("%+v: mode %q (%v), want %q", tc.policy, got, p.Validate(), tc.want)
 		}
+	}
+}
+
+// An agent's auth block becomes the registry spec's Auth, which the
+// registry accepts.
+func TestRegistrySpecsAuth(t *testing.T) {
+	specs := registrySpecs([]hostconfig.Agent{{Key: "oauth", Protocol: "a2a", AgentCardURL: "https://agents.example/card",
+		Auth: &hostconfig.AgentAuth{Scheme: "oauth2", ClientID: "agentadaptor", ClientSecretRef: "env:S", Scopes: []string{"a2a.invoke"}}}})
+	a := specs[0].Auth
+	if a == nil || a.Scheme != remote.AuthOAuth2 || a.ClientID != "agentadaptor" || a.ClientSecretRef != "env:S" || len(a.Scopes) != 1 || specs[0].AuthRef != "" {
+		t.Fatalf("auth %+v", a)
+	}
+	if _, err := registry.New(registry.Options{Connectors: []remote.Connector{a2aremote.New(a2aremote.Options{})}}, specs...); err != nil {
+		t.Fatal(err)
 	}
 }

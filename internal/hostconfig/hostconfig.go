@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -59,6 +61,9 @@ type Agent struct {
 	// AuthRef refers to a credential held by the host (env:NAME or
 	// file:/path); the secret itself never appears in the file.
 	AuthRef string `yaml:"auth_ref"`
+	// Auth, for a2a agents, replaces AuthRef: a bearer token, an API key
+	// header or OAuth2 client credentials (exclusive with AuthRef).
+	Auth *AgentAuth `yaml:"auth"`
 	// Tenant is sent with every A2A request to this agent.
 	Tenant string `yaml:"tenant"`
 	// Shortcut names an optional dedicated tool (delegate_to_<name>).
@@ -67,6 +72,103 @@ type Agent struct {
 	// exposed) or "first_call" (default).
 	FetchCard string `yaml:"fetch_card"`
 	Policy    Policy `yaml:"policy"`
+}
+
+// AgentAuth is how the host authenticates to an A2A agent
+// (docs/design.md#secrets). Every secret is an auth reference (env:NAME or
+// file:/path), never inline; the agent card's securitySchemes fill what is
+// left empty (the API key header, the OAuth2 token URL and scopes).
+type AgentAuth struct {
+	// Scheme is bearer, api_key or oauth2.
+	Scheme string `yaml:"scheme"`
+	// TokenRef refers to the bearer token or the API key.
+	TokenRef string `yaml:"token_ref"`
+	// Header is the API key's request header ("": from the card).
+	Header string `yaml:"header"`
+	// ClientID is the OAuth2 client id (not a secret).
+	ClientID string `yaml:"client_id"`
+	// ClientSecretRef refers to the OAuth2 client secret.
+	ClientSecretRef string `yaml:"client_secret_ref"`
+	// TokenURL is the OAuth2 token endpoint, https (http on loopback only);
+	// "": the card's clientCredentials flow.
+	TokenURL string `yaml:"token_url"`
+	// Scopes are the OAuth2 scopes ("": those the card requires).
+	Scopes []string `yaml:"scopes"`
+}
+
+var headerPattern = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_` + "`" + `|~-]{1,64}$`)
+
+// validateAuth checks an agent's auth block; f names a field of the agent.
+func validateAuth(a *Agent, f func(string) string) error {
+	au := a.Auth
+	bad := func(field, format string, args ...any) error {
+		return &Error{Field: f("auth." + field), Reason: fmt.Sprintf(format, args...)}
+	}
+	isRef := func(ref string) bool {
+		scheme, rest, ok := strings.Cut(ref, ":")
+		return ok && rest != "" && (scheme == "env" || scheme == "file")
+	}
+	ref := func(field, v string) error {
+		switch {
+		case v == "":
+			return bad(field, "is required for scheme %s", au.Scheme)
+		case !isRef(v):
+			return bad(field, "must be env:NAME or file:/path (never the secret itself)")
+		}
+		return nil
+	}
+	switch {
+	case a.AuthRef != "":
+		return bad("scheme", "auth and auth_ref are exclusive (auth_ref is auth with scheme bearer)")
+	case a.Protocol != "a2a":
+		return bad("scheme", "auth is supported for a2a agents; use auth_ref for agui")
+	}
+	switch au.Scheme {
+	case "bearer", "api_key":
+		if err := ref("token_ref", au.TokenRef); err != nil {
+			return err
+		}
+		if au.ClientID != "" || au.ClientSecretRef != "" || au.TokenURL != "" || len(au.Scopes) > 0 {
+			return bad("scheme", "%s takes token_ref (and, for api_key, header) only", au.Scheme)
+		}
+		if au.Header != "" && au.Scheme == "bearer" {
+			return bad("header", "is for scheme api_key only")
+		}
+		if au.Header != "" && !headerPattern.MatchString(au.Header) {
+			return bad("header", "%q is not an HTTP header name", au.Header)
+		}
+	case "oauth2":
+		if au.TokenRef != "" || au.Header != "" {
+			return bad("scheme", "oauth2 takes client_id, client_secret_ref, token_url and scopes only")
+		}
+		if strings.TrimSpace(au.ClientID) == "" {
+			return bad("client_id", "is required for scheme oauth2")
+		}
+		if err := ref("client_secret_ref", au.ClientSecretRef); err != nil {
+			return err
+		}
+		if au.TokenURL != "" {
+			u, err := url.Parse(au.TokenURL)
+			host := ""
+			if err == nil {
+				host = u.Hostname()
+			}
+			ip := net.ParseIP(host)
+			switch {
+			case err != nil || u.Host == "" || u.User != nil:
+				return bad("token_url", "must be an absolute URL without credentials")
+			case u.Scheme == "https":
+			case u.Scheme == "http" && (host == "localhost" || (ip != nil && ip.IsLoopback())):
+			default:
+				return bad("token_url", "must be https (http only on a loopback host): the client secret travels to it")
+			}
+		}
+	case "":
+		return bad("scheme", "is required (bearer, api_key or oauth2)")
+	default:
+		return bad("scheme", "%q is not bearer, api_key or oauth2", au.Scheme)
+	}
+	return nil
 }
 
 // Policy is an agent's delegation policy (docs/design.md#registry-and-policy).
@@ -195,6 +297,11 @@ func (c *Config) Validate() error {
 		}
 		if a.AuthRef != "" && !strings.HasPrefix(a.AuthRef, "env:") && !strings.HasPrefix(a.AuthRef, "file:") {
 			return &Error{Field: f("auth_ref"), Reason: "must be env:NAME or file:/path (never the secret itself)"}
+		}
+		if a.Auth != nil {
+			if err := validateAuth(a, f); err != nil {
+				return err
+			}
 		}
 		if a.Shortcut != "" && !toolPattern.MatchString(a.Shortcut) {
 			return &Error{Field: f("shortcut"), Reason: fmt.Sprintf("%q is not a valid tool name", a.Shortcut)}

@@ -120,6 +120,7 @@ const (
 	CodeAgentUnavailable         FailureCode = "agent_unavailable"
 	CodeCapabilityUnsupported    FailureCode = "capability_unsupported"
 	CodeRemoteRejected           FailureCode = "remote_rejected"
+	CodeAuthRequired             FailureCode = "auth_required"
 	CodeRemoteFailed             FailureCode = "remote_failed"
 	CodeRemoteTimeout            FailureCode = "remote_timeout"
 	CodeStreamInterrupted        FailureCode = "stream_interrupted"

@@ -80,13 +80,17 @@ func (c *Connector) Protocol() string { return delegation.ProtocolA2A }
 // returns the agent. A malformed card or an unresolvable credential wraps
 // remote.ErrConfig.
 func (c *Connector) Connect(ctx context.Context, ep remote.Endpoint) (remote.Agent, error) {
-	opts := a2aclient.Options{HTTPClient: c.opts.HTTPClient, CardFetchTimeout: c.opts.CardFetchTimeout, RequestTimeout: c.opts.RequestTimeout}
-	cred, err := a2aclient.ResolveAuthRef(ep.AuthRef)
-	if err != nil {
-		return nil, fmt.Errorf("%w: the host credential for agent %q is not configured (%s)", remote.ErrConfig, ep.Key, ep.AuthRef)
+	opts := a2aclient.Options{HTTPClient: c.opts.HTTPClient, CardFetchTimeout: c.opts.CardFetchTimeout, RequestTimeout: c.opts.RequestTimeout,
+		Auth: ep.Auth, Secrets: ep.Secrets}
+	if ep.Auth == nil {
+		cred, err := a2aclient.ResolveAuthRef(ep.AuthRef)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the host credential for agent %q is not configured (%s)", remote.ErrConfig, ep.Key, ep.AuthRef)
+		}
+		opts.Credential = cred
 	}
-	opts.Credential = cred
 	var client *a2aclient.Client
+	var err error
 	if ep.CardURL != "" {
 		client, err = a2aclient.NewClient(ctx, ep.CardURL, opts)
 	} else {
@@ -96,12 +100,25 @@ func (c *Connector) Connect(ctx context.Context, ep remote.Endpoint) (remote.Age
 		}
 	}
 	if err != nil {
-		if a2aclient.KindOf(err) == a2aclient.KindProtocol {
+		var se *a2aclient.SchemeError
+		switch {
+		case errors.As(err, &se):
+			return nil, fmt.Errorf("%w: agent %q cannot use the configured auth: %w", remote.ErrConfig, ep.Key, err)
+		case errors.Is(err, a2aclient.ErrInvalidAuthRef):
+			return nil, fmt.Errorf("%w: the host credential for agent %q is not configured: %w", remote.ErrConfig, ep.Key, err)
+		case a2aclient.KindOf(err) == a2aclient.KindProtocol:
 			return nil, fmt.Errorf("%w: agent %q has a malformed agent card: %w", remote.ErrConfig, ep.Key, err)
+		case a2aclient.KindOf(err) == 0:
+			// Not a client error: the auth configuration itself (no
+			// network was involved).
+			return nil, fmt.Errorf("%w: agent %q: %w", remote.ErrConfig, ep.Key, err)
 		}
 		return nil, err
 	}
-	return &agent{c: c, ep: ep, client: client, info: infoFromCard(client.Card())}, nil
+	info := infoFromCard(client.Card())
+	info.AuthScheme = string(client.AuthScheme())
+	info.DeclaredAuth = a2aclient.DeclaredSchemes(client.Card())
+	return &agent{c: c, ep: ep, client: client, info: info}, nil
 }
 
 // syntheticCard builds the card of an A2A agent configured by endpoint only.

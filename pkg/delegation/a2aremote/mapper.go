@@ -232,6 +232,8 @@ func (m *mapper) status(st a2aclient.TaskStatus) []delegation.DelegationEvent {
 			return m.t.Finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeRemoteFailed, RemoteStatus: label,
 				Message: "The remote task failed" + remote.Suffix(text)})
 		}
+	case state == remote.StateAuthRequired:
+		m.t.SetQuestion(text) // what the remote says about the authentication it wants
 	case state == remote.StateInputRequired:
 		m.t.SetQuestion(text)
 		if m.t.Config().AllowInput {

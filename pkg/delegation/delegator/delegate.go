@@ -140,6 +140,7 @@ type inflight struct {
 
 	fingerprint string
 	mode        string
+	auth        remote.Info // AuthScheme and DeclaredAuth of the agent
 	begun       bool
 	recovered   int
 	cancelOK    *bool
@@ -296,6 +297,7 @@ func (f *inflight) begin1(ctx context.Context) error {
 	}
 	info := agent.Info()
 	f.fingerprint = info.Fingerprint
+	f.auth = remote.Info{AuthScheme: info.AuthScheme, DeclaredAuth: info.DeclaredAuth}
 	f.mode = "polling"
 	if info.Streaming && f.eff.Stream {
 		f.mode = "streaming"
@@ -386,8 +388,7 @@ func (f *inflight) interrupted(ctx context.Context) (string, bool) {
 	label := f.tr.State().Label()
 	if f.tr.State() != remote.StateInputRequired {
 		f.settleCancel(f.cancelRemote(ctx, "auth_required"))
-		f.finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeRemoteRejected, RemoteStatus: label,
-			Message: "The remote agent requires additional authentication, which the host cannot provide."})
+		f.finish(delegation.DelegationFailed, f.authRequired(label, question))
 		return "", false
 	}
 	switch f.spec.Policy.InputMode() {
@@ -421,6 +422,25 @@ func (f *inflight) interrupted(ctx context.Context) (string, bool) {
 	}
 	f.publish(delegation.DelegationEvent{Kind: delegation.DelegationStatus, Status: delegation.StatusInputProvided, Text: "Input sent to the remote agent."})
 	return answer, true
+}
+
+// authRequired is the failure of a task that asked for authentication the
+// host cannot provide (A2A auth-required): it names the scheme the host
+// authenticates with and the schemes the agent declares
+// (docs/design.md#failure-codes).
+func (f *inflight) authRequired(label, question string) *delegation.DelegationError {
+	how := map[string]string{"": "no credential", string(remote.AuthBearer): "a bearer token (scheme bearer)",
+		string(remote.AuthAPIKey): "an API key (scheme api_key)", string(remote.AuthOAuth2): "OAuth2 client credentials (scheme oauth2)"}[f.auth.AuthScheme]
+	if how == "" {
+		how = "scheme " + f.auth.AuthScheme
+	}
+	declared := ""
+	if len(f.auth.DeclaredAuth) > 0 {
+		declared = "; its agent card declares: " + strings.Join(f.auth.DeclaredAuth, ", ")
+	}
+	return &delegation.DelegationError{Code: delegation.CodeAuthRequired, RemoteStatus: label, Message: fmt.Sprintf(
+		"The remote agent requires authentication the host cannot provide (task state auth-required)%s The host authenticates to agent %q with %s%s. "+
+			"The host's auth configuration for this agent must change; retrying will not help.", remote.Suffix(question), f.spec.Key, how, declared)}
 }
 
 // inputTimeout ends a delegation whose question was not answered in time:

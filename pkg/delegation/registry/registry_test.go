@@ -76,6 +76,17 @@ func TestRegistryValidation(t *testing.T) {
 		"inline secret":  func(s *registry.RemoteAgentSpec) { s.AuthRef = "sk-live-123" },
 		"shortcut name":  func(s *registry.RemoteAgentSpec) { s.Shortcut = "bad name!" },
 		"input mode":     func(s *registry.RemoteAgentSpec) { s.Policy.InputRequired = "ask" },
+		"auth and ref": func(s *registry.RemoteAgentSpec) {
+			s.AuthRef = "env:X"
+			s.Auth = &remote.Auth{Scheme: remote.AuthBearer, TokenRef: "env:X"}
+		},
+		"auth inline": func(s *registry.RemoteAgentSpec) {
+			s.Auth = &remote.Auth{Scheme: remote.AuthAPIKey, TokenRef: "sk-live-123"}
+		},
+		"auth no scheme": func(s *registry.RemoteAgentSpec) { s.Auth = &remote.Auth{TokenRef: "env:X"} },
+		"auth agui": func(s *registry.RemoteAgentSpec) {
+			s.Protocol, s.EndpointURL, s.Auth = delegation.ProtocolAGUI, "http://127.0.0.1:1/agui", &remote.Auth{Scheme: remote.AuthBearer, TokenRef: "env:X"}
+		},
 		"input conflict": func(s *registry.RemoteAgentSpec) {
 			s.Policy.InputRequired, s.Policy.AllowInputRequired = registry.InputRequiredFail, true
 		},
