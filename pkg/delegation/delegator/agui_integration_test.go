@@ -424,6 +424,28 @@ func TestAGUIInputRequired(t *testing.T) {
 	}
 }
 
+// TestAGUIInputReturnedToParent: the input policy "return" is
+// protocol-neutral: a paused AG-UI run's question goes back to the parent,
+// whose continuing call resumes the same thread with a new run.
+func TestAGUIInputReturnedToParent(t *testing.T) {
+	dt.CheckLeaks(t)
+	bridge := dt.NewAGUIBridge(t, "- say: Let me check.\n- ask: Which year?\n- say: Done for the year you gave.\n")
+	e := env.NewEnv(t, []registry.RemoteAgentSpec{
+		dt.AGUISpec("ask", bridge.URL(), func(s *registry.RemoteAgentSpec) { s.Policy.InputRequired = registry.InputRequiredReturn }),
+	})
+	rec := e.Record(t, "run-ir")
+	first := e.D.Delegate(dt.Ctx(t), delegator.Request{RunID: "run-ir", Agent: "ask", Objective: "Report."})
+	if first.Status != delegation.StatusInputRequired || first.Question != "Which year?" || first.Continue == nil || first.RemoteProtocol != delegation.ProtocolAGUI {
+		t.Fatalf("first call %+v %+v", first, first.Error)
+	}
+	res := e.D.Delegate(dt.Ctx(t), delegator.Request{RunID: "run-ir", Agent: "ask", Objective: "2024", Continue: first.DelegationID})
+	if res.Status != delegation.StatusCompleted || res.DelegationID != first.DelegationID || res.RemoteContextID != first.RemoteContextID || res.RemoteTaskID == first.RemoteTaskID ||
+		!strings.HasSuffix(res.Summary, "Done for the year you gave.") {
+		t.Fatalf("continuing call %+v %+v", res, res.Error)
+	}
+	dt.CheckLifecycle(t, rec.WaitTerminals(t, 1))
+}
+
 // TestAGUIConcurrencyLimit: the policy's per-run limit applies to AG-UI agents.
 func TestAGUIConcurrencyLimit(t *testing.T) {
 	dt.CheckLeaks(t)
