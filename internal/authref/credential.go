@@ -3,16 +3,30 @@ package authref
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
+	"sync"
 )
 
-// Credential is a bearer token resolved from a host auth reference. Its
-// value never appears in String, GoString, fmt verbs, JSON or slog output;
-// it is only ever written into the Authorization header of requests to the
-// trusted origin (see [Transport]).
+// Credential is a secret resolved from a host auth reference and the way it
+// is presented ([Scheme]: a bearer token, an API key header, or OAuth2
+// client credentials whose access tokens it fetches). Its secrets never
+// appear in String, GoString, fmt verbs, JSON or slog output; they are only
+// ever written into requests to the trusted origin (see [Transport]), and
+// the client secret only to the token endpoint.
 type Credential struct {
 	ref   string
-	token string
+	token string // the bearer token, the API key, or the OAuth2 client secret
+
+	scheme Scheme // "" is SchemeBearer
+	header string // SchemeAPIKey
+	// SchemeOAuth2: the token source, the token endpoint's origin, the
+	// token client's own transport, and the last access token (mu).
+	source *observedSource
+	origin string
+	owned  *http.Transport
+	mu     sync.Mutex
+	access string
 }
 
 // NewCredential wraps a token obtained elsewhere (tests, secret managers).
@@ -44,6 +58,9 @@ func (c *Credential) Ref() string {
 func (c *Credential) String() string {
 	if c == nil {
 		return "Credential(none)"
+	}
+	if c.scheme != "" && c.scheme != SchemeBearer {
+		return "Credential(" + c.ref + ", " + string(c.scheme) + ", redacted)"
 	}
 	return "Credential(" + c.ref + ", redacted)"
 }

@@ -41,9 +41,11 @@ func OriginOf(u *url.URL) string {
 	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
-// Transport writes the bearer credential into requests for the trusted
-// origin only, and keeps it off requests to any other origin. It never
-// modifies the caller's request (it clones before changing headers).
+// Transport writes the credential (as its [Scheme] says) into requests for
+// the trusted origin only, and keeps it off requests to any other origin.
+// It never modifies the caller's request (it clones before changing
+// headers). An OAuth2 credential's token request failing fails the request
+// with a [*TokenError].
 type Transport struct {
 	// Base sends the requests.
 	Base http.RoundTripper
@@ -66,12 +68,24 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	switch {
 	case same && secret != "":
 		req = req.Clone(req.Context())
-		req.Header.Set("Authorization", "Bearer "+secret)
-	case !same && auth != "" && t.StripForeignAuth,
-		secret != "" && strings.Contains(auth, secret):
-		// Defense in depth: never let the token leave for another origin.
+		if err := t.Cred.apply(req); err != nil {
+			if req.Body != nil {
+				_ = req.Body.Close()
+			}
+			return nil, err
+		}
+	case !same && auth != "" && t.StripForeignAuth:
 		req = req.Clone(req.Context())
 		req.Header.Del("Authorization")
+		if h, found := t.Cred.carries(req.Header); found {
+			req.Header.Del(h)
+		}
+	default:
+		// Defense in depth: never let the secret leave for another origin.
+		if h, found := t.Cred.carries(req.Header); found {
+			req = req.Clone(req.Context())
+			req.Header.Del(h)
+		}
 	}
 	return t.Base.RoundTrip(req)
 }

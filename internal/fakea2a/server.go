@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -51,8 +52,21 @@ type Options struct {
 	// RequireToken, when set, makes A2A calls without "Authorization:
 	// Bearer <token>" fail with 401 and with another token fail with 403.
 	RequireToken string
-	// ProtectCard applies RequireToken to the card too.
+	// ProtectCard applies RequireToken (RequireAPIKey, OAuth2) to the card too.
 	ProtectCard bool
+	// RequireAPIKey, when set, makes A2A calls without the header
+	// APIKeyHeader (default "X-API-Key") carrying this key fail with 401, and
+	// with another key with 403.
+	RequireAPIKey string
+	APIKeyHeader  string
+	// OAuth2, when set, serves an OAuth2 token endpoint at TokenURL that
+	// issues access tokens for the client credentials grant of this client,
+	// and makes A2A calls without one of those tokens fail (401/403).
+	OAuth2 *OAuth2Client
+	// SecuritySchemes and SecurityRequirements are the card's. An oauth2
+	// clientCredentials flow without a TokenURL gets the fake's own.
+	SecuritySchemes      a2a.NamedSecuritySchemes
+	SecurityRequirements a2a.SecurityRequirementsOptions
 	// CardBody, when set, is served verbatim as the card.
 	CardBody []byte
 	// CardMutate edits the card JSON object before it is served.
@@ -62,6 +76,18 @@ type Options struct {
 	InterfaceBaseURL string
 	// Cancel is how CancelTask is answered.
 	Cancel CancelMode
+	// FollowUpSnapshot makes a streaming follow-up message to an existing
+	// task (e.g. the answer to input-required) begin with the task's
+	// snapshot as it stands when the message arrives, still in its
+	// interrupted state, before a2a-go's stream of the resumed script. A
+	// stream begins with the Task in A2A, and @a2a-js/sdk servers send
+	// this snapshot; a2a-go's own server does not.
+	FollowUpSnapshot bool
+}
+
+// OAuth2Client is the one client a fake's token endpoint knows.
+type OAuth2Client struct {
+	ID, Secret string
 }
 
 // Request is one HTTP request the fake received.
@@ -76,6 +102,10 @@ type Request struct {
 	Path string
 	// Authorization reports whether an Authorization header was present.
 	Authorization bool
+	// APIKey reports whether the API key header was present.
+	APIKey bool
+	// Scope is the scope a token request asked for (Method "Token").
+	Scope string
 	// AuthStatus is 401 or 403 when the auth check rejected the request.
 	AuthStatus int
 	// Tenant is the tenant the a2a-go server saw for the call.
@@ -94,10 +124,11 @@ type Request struct {
 
 // Server is a running fake agent. It is closed by the test's cleanup.
 type Server struct {
-	t    testing.TB
-	opts Options
-	srv  *httptest.Server
-	card []byte
+	t       testing.TB
+	opts    Options
+	srv     *httptest.Server
+	card    []byte
+	handler a2asrv.RequestHandler
 
 	closing   chan struct{}
 	closed    bool
@@ -110,6 +141,7 @@ type Server struct {
 	subs      map[a2a.TaskID]chan struct{}
 	releases  map[a2a.TaskID]chan struct{}
 	cancelReq map[*http.Request]context.CancelFunc
+	issued    map[string]bool // OAuth2 access tokens issued
 }
 
 type taskRun struct {
@@ -130,6 +162,11 @@ func New(t testing.TB, opts Options) *Server {
 		t: t, opts: opts, closing: make(chan struct{}),
 		runs: map[a2a.TaskID]*taskRun{}, subs: map[a2a.TaskID]chan struct{}{},
 		releases: map[a2a.TaskID]chan struct{}{}, cancelReq: map[*http.Request]context.CancelFunc{},
+		issued: map[string]bool{},
+	}
+	if opts.APIKeyHeader == "" {
+		opts.APIKeyHeader = "X-API-Key"
+		s.opts.APIKeyHeader = opts.APIKeyHeader
 	}
 	s.srv = httptest.NewUnstartedServer(nil)
 	s.srv.Config.ErrorLog = nil
@@ -142,6 +179,7 @@ func New(t testing.TB, opts Options) *Server {
 		a2asrv.WithCapabilityChecks(&caps),
 		a2asrv.WithLogger(slog.New(slog.DiscardHandler)),
 	)
+	s.handler = handler
 	var jsonrpcH, restH http.Handler
 	if s.legacy() {
 		jsonrpcH = a2av0.NewJSONRPCHandler(handler)
@@ -155,6 +193,7 @@ func New(t testing.TB, opts Options) *Server {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(s.card)
 	})
+	mux.HandleFunc("POST /oauth2/token", s.token)
 	mux.Handle("/jsonrpc", jsonrpcH)
 	mux.Handle("/rest/", http.StripPrefix("/rest", restH))
 	s.srv.Config.Handler = s.middleware(mux)
@@ -174,14 +213,30 @@ func (s *Server) buildCard(base string) *a2a.AgentCard {
 	if s.legacy() {
 		version = a2av0.Version
 	}
+	schemes := a2a.NamedSecuritySchemes{}
+	for name, sc := range s.opts.SecuritySchemes {
+		if o, ok := sc.(a2a.OAuth2SecurityScheme); ok {
+			if f, ok := o.Flows.(a2a.ClientCredentialsOAuthFlow); ok && f.TokenURL == "" {
+				f.TokenURL = base + "/oauth2/token"
+				o.Flows = f
+				sc = o
+			}
+		}
+		schemes[name] = sc
+	}
+	if len(schemes) == 0 {
+		schemes = nil
+	}
 	card := &a2a.AgentCard{
-		Name:               s.opts.Name,
-		Description:        "programmable fake A2A agent",
-		Version:            "1.0.0",
-		DefaultInputModes:  []string{"text/plain"},
-		DefaultOutputModes: []string{"text/plain"},
-		Capabilities:       a2a.AgentCapabilities{Streaming: s.opts.Streaming},
-		Skills:             []a2a.AgentSkill{{ID: "fake", Name: "fake", Description: "scripted", Tags: []string{"test"}}},
+		Name:                 s.opts.Name,
+		Description:          "programmable fake A2A agent",
+		Version:              "1.0.0",
+		DefaultInputModes:    []string{"text/plain"},
+		DefaultOutputModes:   []string{"text/plain"},
+		Capabilities:         a2a.AgentCapabilities{Streaming: s.opts.Streaming},
+		SecuritySchemes:      schemes,
+		SecurityRequirements: s.opts.SecurityRequirements,
+		Skills:               []a2a.AgentSkill{{ID: "fake", Name: "fake", Description: "scripted", Tags: []string{"test"}}},
 	}
 	for _, b := range s.opts.Bindings {
 		u := ifBase + "/jsonrpc"
@@ -234,6 +289,68 @@ func restWithTenant(plain, tenant http.Handler) http.Handler {
 
 // URL is the server's base URL (http://127.0.0.1:port).
 func (s *Server) URL() string { return s.srv.URL }
+
+// TokenURL is the URL of the OAuth2 token endpoint (Options.OAuth2).
+func (s *Server) TokenURL() string { return s.srv.URL + "/oauth2/token" }
+
+// token serves the client credentials grant for Options.OAuth2.
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	rec, _ := r.Context().Value(reqKey{}).(*Request)
+	w.Header().Set("Content-Type", "application/json")
+	_ = r.ParseForm()
+	id, secret, ok := r.BasicAuth()
+	if !ok {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	if rec != nil {
+		s.mu.Lock()
+		rec.Scope = r.PostForm.Get("scope")
+		s.mu.Unlock()
+	}
+	c := s.opts.OAuth2
+	if c == nil || id != c.ID || secret != c.Secret || r.PostForm.Get("grant_type") != "client_credentials" {
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, `{"error":"invalid_client"}`)
+		return
+	}
+	s.mu.Lock()
+	tok := fmt.Sprintf("fake-access-token-%d", len(s.issued)+1)
+	s.issued[tok] = true
+	s.mu.Unlock()
+	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600})
+}
+
+// authStatus is the status an A2A call with header h gets from the
+// configured auth checks: 0 (accepted), 401 (missing) or 403 (wrong).
+func (s *Server) authStatus(h http.Header) int {
+	check := func(got, prefix string, ok func(string) bool) int {
+		switch {
+		case got == "":
+			return http.StatusUnauthorized
+		case strings.HasPrefix(got, prefix) && ok(strings.TrimPrefix(got, prefix)):
+			return 0
+		}
+		return http.StatusForbidden
+	}
+	if s.opts.RequireToken != "" {
+		if st := check(h.Get("Authorization"), "Bearer ", func(v string) bool { return v == s.opts.RequireToken }); st != 0 {
+			return st
+		}
+	}
+	if s.opts.RequireAPIKey != "" {
+		if st := check(h.Get(s.opts.APIKeyHeader), "", func(v string) bool { return v == s.opts.RequireAPIKey }); st != 0 {
+			return st
+		}
+	}
+	if s.opts.OAuth2 != nil {
+		return check(h.Get("Authorization"), "Bearer ", func(v string) bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.issued[v]
+		})
+	}
+	return 0
+}
 
 // CardURL is the URL of the Agent Card.
 func (s *Server) CardURL() string { return s.srv.URL + "/.well-known/agent-card.json" }
@@ -321,7 +438,7 @@ type streamKey struct{}
 
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &Request{Path: r.URL.Path, Authorization: r.Header.Get("Authorization") != ""}
+		rec := &Request{Path: r.URL.Path, Authorization: r.Header.Get("Authorization") != "", APIKey: r.Header.Get(s.opts.APIKeyHeader) != ""}
 		var rpc struct {
 			ID     any             `json:"id"`
 			Method string          `json:"method"`
@@ -330,6 +447,8 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		switch {
 		case r.URL.Path == "/.well-known/agent-card.json":
 			rec.Method, rec.Binding = "AgentCard", "card"
+		case r.URL.Path == "/oauth2/token":
+			rec.Method, rec.Binding = "Token", "oauth2"
 		case r.URL.Path == "/jsonrpc":
 			rec.Binding = string(a2a.TransportProtocolJSONRPC)
 			body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
@@ -345,17 +464,17 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		s.requests = append(s.requests, rec)
 		s.mu.Unlock()
 
-		if s.opts.RequireToken != "" && (rec.Binding != "card" || s.opts.ProtectCard) {
-			switch r.Header.Get("Authorization") {
-			case "":
-				rec.AuthStatus = http.StatusUnauthorized
+		if rec.Binding != "oauth2" && (rec.Binding != "card" || s.opts.ProtectCard) {
+			switch st := s.authStatus(r.Header); st {
+			case 0:
+			case http.StatusUnauthorized:
+				rec.AuthStatus = st
 				w.Header().Set("WWW-Authenticate", `Bearer realm="fakea2a"`)
-				http.Error(w, "missing bearer token", http.StatusUnauthorized)
+				http.Error(w, "missing credentials", st)
 				return
-			case "Bearer " + s.opts.RequireToken:
 			default:
-				rec.AuthStatus = http.StatusForbidden
-				http.Error(w, "invalid bearer token", http.StatusForbidden)
+				rec.AuthStatus = st
+				http.Error(w, "invalid credentials", st)
 				return
 			}
 		}
@@ -379,6 +498,11 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 					s.writeRaw(ctx, w, rpc.ID, b.RawStream)
 					return
 				}
+				if s.opts.FollowUpSnapshot && p.Message.TaskID != "" {
+					if task, err := s.handler.GetTask(ctx, &a2a.GetTaskRequest{ID: p.Message.TaskID}); err == nil {
+						w = &snapshotWriter{ResponseWriter: w, frame: jsonrpcFrame(rpc.ID, task)}
+					}
+				}
 			}
 		}
 		if streaming {
@@ -395,6 +519,45 @@ func (s *Server) choose(msg *a2a.Message) Behavior {
 		return s.opts.Choose(msg)
 	}
 	return s.opts.Behavior
+}
+
+// jsonrpcFrame is one SSE data frame of a JSON-RPC stream carrying ev.
+func jsonrpcFrame(id any, ev a2a.Event) []byte {
+	idJSON, _ := json.Marshal(id)
+	return []byte(`data: {"jsonrpc":"2.0","id":` + string(idJSON) + `,"result":` + mustJSON(a2a.StreamResponse{Event: ev}) + "}\n\n")
+}
+
+// snapshotWriter writes frame first in a successful streaming response,
+// right after its headers (Options.FollowUpSnapshot).
+type snapshotWriter struct {
+	http.ResponseWriter
+	frame []byte
+	done  bool
+}
+
+func (w *snapshotWriter) WriteHeader(code int) {
+	w.ResponseWriter.WriteHeader(code)
+	if !w.done && code == http.StatusOK && strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+		w.done = true
+		_, _ = w.ResponseWriter.Write(w.frame)
+	}
+}
+
+func (w *snapshotWriter) Write(p []byte) (int, error) {
+	if !w.done {
+		w.WriteHeader(http.StatusOK)
+		w.done = true
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection (DropStream).
+func (w *snapshotWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *snapshotWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 func (s *Server) writeRaw(ctx context.Context, w http.ResponseWriter, id any, frames []string) {

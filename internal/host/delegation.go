@@ -15,6 +15,7 @@ import (
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
+	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
 )
 
 //go:embed demo/research.yaml
@@ -28,6 +29,10 @@ func registrySpecs(agents []hostconfig.Agent) []registry.RemoteAgentSpec {
 		p.AllowInputRequired = true
 		if a.Policy.AllowInputRequired != nil {
 			p.AllowInputRequired = *a.Policy.AllowInputRequired
+		}
+		if a.Policy.InputRequired != "" {
+			p.InputRequired = a.Policy.InputRequired
+			p.AllowInputRequired = a.Policy.InputRequired != registry.InputRequiredFail
 		}
 		if a.Policy.AllowRemoteArtifacts != nil {
 			p.AllowRemoteArtifacts = *a.Policy.AllowRemoteArtifacts
@@ -55,11 +60,16 @@ func registrySpecs(agents []hostconfig.Agent) []registry.RemoteAgentSpec {
 		}
 		p.RequireStreaming = a.Policy.RequireStreaming
 		p.AllowedTenants = a.Policy.AllowedTenants
-		specs = append(specs, registry.RemoteAgentSpec{
+		spec := registry.RemoteAgentSpec{
 			Key: a.Key, DisplayName: a.DisplayName, Description: a.Description, Protocol: a.Protocol,
 			AgentCardURL: a.AgentCardURL, EndpointURL: a.EndpointURL, AuthRef: a.AuthRef, Tenant: a.Tenant,
 			Shortcut: a.Shortcut, FetchCard: a.FetchCard, InterfaceOrigins: a.InterfaceOrigins, Policy: p, Provenance: registry.ProvenanceHost,
-		})
+		}
+		if au := a.Auth; au != nil {
+			spec.Auth = &remote.Auth{Scheme: remote.AuthScheme(au.Scheme), TokenRef: au.TokenRef, Header: au.Header,
+				ClientID: au.ClientID, ClientSecretRef: au.ClientSecretRef, TokenURL: au.TokenURL, Scopes: au.Scopes}
+		}
+		specs = append(specs, spec)
 	}
 	return specs
 }

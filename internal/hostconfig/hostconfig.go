@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -95,6 +97,9 @@ type Agent struct {
 	// AuthRef refers to a credential held by the host (env:NAME or
 	// file:/path); the secret itself never appears in the file.
 	AuthRef string `yaml:"auth_ref"`
+	// Auth, for a2a agents, replaces AuthRef: a bearer token, an API key
+	// header or OAuth2 client credentials (exclusive with AuthRef).
+	Auth *AgentAuth `yaml:"auth"`
 	// Tenant is sent with every A2A request to this agent.
 	Tenant string `yaml:"tenant"`
 	// Shortcut names an optional dedicated tool (delegate_to_<name>).
@@ -109,6 +114,103 @@ type Agent struct {
 	Policy           Policy   `yaml:"policy"`
 }
 
+// AgentAuth is how the host authenticates to an A2A agent
+// (docs/design.md#secrets). Every secret is an auth reference (env:NAME or
+// file:/path), never inline; the agent card's securitySchemes fill what is
+// left empty (the API key header, the OAuth2 token URL and scopes).
+type AgentAuth struct {
+	// Scheme is bearer, api_key or oauth2.
+	Scheme string `yaml:"scheme"`
+	// TokenRef refers to the bearer token or the API key.
+	TokenRef string `yaml:"token_ref"`
+	// Header is the API key's request header ("": from the card).
+	Header string `yaml:"header"`
+	// ClientID is the OAuth2 client id (not a secret).
+	ClientID string `yaml:"client_id"`
+	// ClientSecretRef refers to the OAuth2 client secret.
+	ClientSecretRef string `yaml:"client_secret_ref"`
+	// TokenURL is the OAuth2 token endpoint, https (http on loopback only);
+	// "": the card's clientCredentials flow.
+	TokenURL string `yaml:"token_url"`
+	// Scopes are the OAuth2 scopes ("": those the card requires).
+	Scopes []string `yaml:"scopes"`
+}
+
+var headerPattern = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_` + "`" + `|~-]{1,64}$`)
+
+// validateAuth checks an agent's auth block; f names a field of the agent.
+func validateAuth(a *Agent, f func(string) string) error {
+	au := a.Auth
+	bad := func(field, format string, args ...any) error {
+		return &Error{Field: f("auth." + field), Reason: fmt.Sprintf(format, args...)}
+	}
+	isRef := func(ref string) bool {
+		scheme, rest, ok := strings.Cut(ref, ":")
+		return ok && rest != "" && (scheme == "env" || scheme == "file")
+	}
+	ref := func(field, v string) error {
+		switch {
+		case v == "":
+			return bad(field, "is required for scheme %s", au.Scheme)
+		case !isRef(v):
+			return bad(field, "must be env:NAME or file:/path (never the secret itself)")
+		}
+		return nil
+	}
+	switch {
+	case a.AuthRef != "":
+		return bad("scheme", "auth and auth_ref are exclusive (auth_ref is auth with scheme bearer)")
+	case a.Protocol != "a2a":
+		return bad("scheme", "auth is supported for a2a agents; use auth_ref for agui")
+	}
+	switch au.Scheme {
+	case "bearer", "api_key":
+		if err := ref("token_ref", au.TokenRef); err != nil {
+			return err
+		}
+		if au.ClientID != "" || au.ClientSecretRef != "" || au.TokenURL != "" || len(au.Scopes) > 0 {
+			return bad("scheme", "%s takes token_ref (and, for api_key, header) only", au.Scheme)
+		}
+		if au.Header != "" && au.Scheme == "bearer" {
+			return bad("header", "is for scheme api_key only")
+		}
+		if au.Header != "" && !headerPattern.MatchString(au.Header) {
+			return bad("header", "%q is not an HTTP header name", au.Header)
+		}
+	case "oauth2":
+		if au.TokenRef != "" || au.Header != "" {
+			return bad("scheme", "oauth2 takes client_id, client_secret_ref, token_url and scopes only")
+		}
+		if strings.TrimSpace(au.ClientID) == "" {
+			return bad("client_id", "is required for scheme oauth2")
+		}
+		if err := ref("client_secret_ref", au.ClientSecretRef); err != nil {
+			return err
+		}
+		if au.TokenURL != "" {
+			u, err := url.Parse(au.TokenURL)
+			host := ""
+			if err == nil {
+				host = u.Hostname()
+			}
+			ip := net.ParseIP(host)
+			switch {
+			case err != nil || u.Host == "" || u.User != nil:
+				return bad("token_url", "must be an absolute URL without credentials")
+			case u.Scheme == "https":
+			case u.Scheme == "http" && (host == "localhost" || (ip != nil && ip.IsLoopback())):
+			default:
+				return bad("token_url", "must be https (http only on a loopback host): the client secret travels to it")
+			}
+		}
+	case "":
+		return bad("scheme", "is required (bearer, api_key or oauth2)")
+	default:
+		return bad("scheme", "%q is not bearer, api_key or oauth2", au.Scheme)
+	}
+	return nil
+}
+
 // Policy is an agent's delegation policy (docs/design.md#registry-and-policy).
 type Policy struct {
 	AllowedTenants   []string `yaml:"allowed_tenants"`
@@ -116,12 +218,19 @@ type Policy struct {
 	MaxArtifactBytes int64    `yaml:"max_artifact_bytes"`
 	// MaxReadBytes bounds everything one delegation reads from the remote
 	// (default 64 MiB); beyond it the delegation fails at once.
-	MaxReadBytes         int64 `yaml:"max_read_bytes"`
-	MaxConcurrentPerRun  int   `yaml:"max_concurrent_per_run"`
-	MaxConcurrentGlobal  int   `yaml:"max_concurrent_global"`
-	AllowInputRequired   *bool `yaml:"allow_input_required"`
-	AllowRemoteArtifacts *bool `yaml:"allow_remote_artifacts"`
-	RequireStreaming     bool  `yaml:"require_streaming"`
+	MaxReadBytes        int64 `yaml:"max_read_bytes"`
+	MaxConcurrentPerRun int   `yaml:"max_concurrent_per_run"`
+	MaxConcurrentGlobal int   `yaml:"max_concurrent_global"`
+	AllowInputRequired  *bool `yaml:"allow_input_required"`
+	// InputRequired is what a delegation does when the remote asks for
+	// input: surface (show it, block the tool call for the UI's answer;
+	// the host default), fail, or return (return the question to the parent
+	// model, which continues the delegation with the tool's continue
+	// input). It wins over allow_input_required, which must not contradict
+	// it when both are set.
+	InputRequired        string `yaml:"input_required"`
+	AllowRemoteArtifacts *bool  `yaml:"allow_remote_artifacts"`
+	RequireStreaming     bool   `yaml:"require_streaming"`
 	// Context is the context policy (docs/design.md#context-policies):
 	// ephemeral (default), sticky_per_parent_thread_agent or
 	// sticky_per_run_agent.
@@ -260,6 +369,11 @@ func (c *Config) Validate() error {
 		if a.AuthRef != "" && !strings.HasPrefix(a.AuthRef, "env:") && !strings.HasPrefix(a.AuthRef, "file:") {
 			return &Error{Field: f("auth_ref"), Reason: "must be env:NAME or file:/path (never the secret itself)"}
 		}
+		if a.Auth != nil {
+			if err := validateAuth(a, f); err != nil {
+				return err
+			}
+		}
 		if a.Shortcut != "" && !toolPattern.MatchString(a.Shortcut) {
 			return &Error{Field: f("shortcut"), Reason: fmt.Sprintf("%q is not a valid tool name", a.Shortcut)}
 		}
@@ -272,6 +386,12 @@ func (c *Config) Validate() error {
 		case "", "ephemeral", "sticky_per_parent_thread_agent", "sticky_per_run_agent":
 		default:
 			return &Error{Field: f("policy.context"), Reason: fmt.Sprintf("%q is not ephemeral, sticky_per_parent_thread_agent or sticky_per_run_agent", a.Policy.Context)}
+		}
+		switch ir, allow := a.Policy.InputRequired, a.Policy.AllowInputRequired; {
+		case ir != "" && ir != "surface" && ir != "fail" && ir != "return":
+			return &Error{Field: f("policy.input_required"), Reason: fmt.Sprintf("%q is not surface, fail or return", ir)}
+		case allow != nil && ir != "" && *allow != (ir != "fail"):
+			return &Error{Field: f("policy.input_required"), Reason: fmt.Sprintf("%q contradicts allow_input_required: %v (set only input_required)", ir, *allow)}
 		}
 		if a.Policy.MaxArtifactBytes < 0 || a.Policy.MaxConcurrentPerRun < 0 || a.Policy.MaxConcurrentGlobal < 0 || a.Policy.MaxReadBytes < 0 {
 			return &Error{Field: f("policy"), Reason: "limits must not be negative"}

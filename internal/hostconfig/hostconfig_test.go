@@ -57,6 +57,9 @@ agents:
 		{"negative max_active_runs", "max_active_runs: -1\n", "max_active_runs"},
 		{"permission_mode on codex", "parent: {adapter: codex, permission_mode: plan}\n", "parent.permission_mode"},
 		{"unknown auth field", "auth: {token: x}\n", "token"},
+		{"bad input mode", "agents: [{key: a, agent_card_url: http://x, policy: {input_required: ask}}]\n", "agents[0].policy.input_required"},
+		{"input mode contradicts", "agents: [{key: a, agent_card_url: http://x, policy: {input_required: return, allow_input_required: false}}]\n", "agents[0].policy.input_required"},
+		{"input fail contradicts", "agents: [{key: a, agent_card_url: http://x, policy: {input_required: fail, allow_input_required: true}}]\n", "agents[0].policy.input_required"},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,5 +91,70 @@ func TestExampleConfigsParse(t *testing.T) {
 	}
 	if n < 5 {
 		t.Fatalf("found %d example configs", n)
+	}
+}
+
+func TestParseInputRequired(t *testing.T) {
+	c, err := Parse("host.yaml", []byte(`
+agents:
+  - {key: a, agent_card_url: http://x, policy: {input_required: return}}
+  - {key: b, agent_card_url: http://x, policy: {input_required: fail, allow_input_required: false}}
+  - {key: c, agent_card_url: http://x, policy: {allow_input_required: false}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Agents[0].Policy.InputRequired != "return" || c.Agents[1].Policy.InputRequired != "fail" || *c.Agents[2].Policy.AllowInputRequired {
+		t.Fatalf("%+v", c.Agents)
+	}
+}
+
+func TestParseAgentAuth(t *testing.T) {
+	c, err := Parse("host.yaml", []byte(`
+agents:
+  - key: keyed
+    agent_card_url: https://agents.example/.well-known/agent-card.json
+    auth: {scheme: api_key, token_ref: env:KEYED_API_KEY, header: X-API-Key}
+  - key: oauth
+    agent_card_url: https://agents.example/.well-known/agent-card.json
+    auth: {scheme: oauth2, client_id: agentadaptor, client_secret_ref: file:/run/secrets/oauth, token_url: https://auth.example/token, scopes: [a2a.invoke]}
+  - key: carded
+    agent_card_url: https://agents.example/.well-known/agent-card.json
+    auth: {scheme: oauth2, client_id: agentadaptor, client_secret_ref: env:S}
+  - key: bearer
+    agent_card_url: https://agents.example/.well-known/agent-card.json
+    auth: {scheme: bearer, token_ref: env:TOKEN}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := c.Agents[1].Auth; a == nil || a.Scheme != "oauth2" || a.ClientSecretRef != "file:/run/secrets/oauth" || len(a.Scopes) != 1 {
+		t.Fatalf("%+v", c.Agents[1].Auth)
+	}
+	agent := func(auth string) string {
+		return "agents: [{key: a, agent_card_url: http://x, auth: " + auth + "}]\n"
+	}
+	for _, tt := range []struct{ name, doc, field string }{
+		{"no scheme", agent("{token_ref: env:X}"), "agents[0].auth.scheme"},
+		{"unknown scheme", agent("{scheme: basic, token_ref: env:X}"), "agents[0].auth.scheme"},
+		{"inline key", agent("{scheme: api_key, token_ref: sk-live-123}"), "agents[0].auth.token_ref"},
+		{"inline client secret", agent("{scheme: oauth2, client_id: c, client_secret_ref: hunter22}"), "agents[0].auth.client_secret_ref"},
+		{"no client id", agent("{scheme: oauth2, client_secret_ref: env:S}"), "agents[0].auth.client_id"},
+		{"plain http token url", agent("{scheme: oauth2, client_id: c, client_secret_ref: env:S, token_url: http://auth.example/token}"), "agents[0].auth.token_url"},
+		{"token url with userinfo", agent("{scheme: oauth2, client_id: c, client_secret_ref: env:S, token_url: 'https://u:p@auth.example/token'}"), "agents[0].auth.token_url"},
+		{"bearer with header", agent("{scheme: bearer, token_ref: env:X, header: X-Key}"), "agents[0].auth.header"},
+		{"bad header", agent("{scheme: api_key, token_ref: env:X, header: 'X Key'}"), "agents[0].auth.header"},
+		{"mixed fields", agent("{scheme: api_key, token_ref: env:X, client_id: c}"), "agents[0].auth.scheme"},
+		{"unknown auth field", agent("{scheme: api_key, token_ref: env:X, token: abc}"), "token"},
+		{"with auth_ref", "agents: [{key: a, agent_card_url: http://x, auth_ref: env:X, auth: {scheme: bearer, token_ref: env:X}}]\n", "agents[0].auth.scheme"},
+		{"agui", "agents: [{key: a, protocol: agui, endpoint_url: http://x, auth: {scheme: bearer, token_ref: env:X}}]\n", "agents[0].auth.scheme"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("host.yaml", []byte(tt.doc))
+			var e *Error
+			if !errors.As(err, &e) || e.Field != tt.field {
+				t.Fatalf("err = %v, want field %s", err, tt.field)
+			}
+		})
 	}
 }

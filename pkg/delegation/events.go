@@ -120,6 +120,7 @@ const (
 	CodeAgentUnavailable         FailureCode = "agent_unavailable"
 	CodeCapabilityUnsupported    FailureCode = "capability_unsupported"
 	CodeRemoteRejected           FailureCode = "remote_rejected"
+	CodeAuthRequired             FailureCode = "auth_required"
 	CodeRemoteFailed             FailureCode = "remote_failed"
 	CodeRemoteTimeout            FailureCode = "remote_timeout"
 	CodeStreamInterrupted        FailureCode = "stream_interrupted"
@@ -133,6 +134,19 @@ const (
 	CodeMissingRunContext        FailureCode = "missing_run_context"
 	CodeParentRunEnded           FailureCode = "parent_run_ended"
 )
+
+// StatusInputReturned is the Status of the subagent.status event published
+// after subagent.input_required when the question goes back to the parent
+// model (input_required policy "return", docs/design.md#tool-contract): the
+// tool call returned, the delegation is parked without a terminal event,
+// and it continues (subagent.status input_provided, carrying
+// Raw["continue_tool_call_id"] when the continuing call's id is known) or
+// ends (timeout, run end) later. The UI answers nothing itself here.
+const StatusInputReturned = "input_returned"
+
+// StatusInputProvided is the Status of the subagent.status event published
+// when an answer is sent to the remote (from the UI, or a continuing call).
+const StatusInputProvided = "input_provided"
 
 // StatusCorrelated is the Status of the subagent.status event published
 // when a delegation's parent tool call becomes known after the delegation

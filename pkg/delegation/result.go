@@ -30,7 +30,20 @@ type Result struct {
 	Artifacts       []ResultArtifact `json:"artifacts"`
 	Messages        []ResultMessage  `json:"messages"`
 	RawTask         *RawTask         `json:"raw_task,omitempty"`
-	Error           *DelegationError `json:"error,omitempty"`
+	// Question is what the remote asked when Status is input_required.
+	Question string `json:"question,omitempty"`
+	// Continue is set when the delegation waits for the parent's answer
+	// (input_required policy "return"): call the tool again with this as
+	// its "continue" input and the answer as the objective.
+	Continue *ContinueRef     `json:"continue,omitempty"`
+	Error    *DelegationError `json:"error,omitempty"`
+}
+
+// ContinueRef names a parked delegation the parent can continue
+// (docs/design.md#tool-contract): it is both the result's "continue" and
+// the tool input's.
+type ContinueRef struct {
+	DelegationID string `json:"delegation_id"`
 }
 
 // ResultArtifact references a stored remote artifact. Error is set (and

@@ -146,6 +146,14 @@ type group struct {
 	started    bool
 	terminal   bool
 	lastStatus string
+	// parked: the delegation returned its question to the parent and waits
+	// without a terminal event (delegation.StatusInputReturned); its tool
+	// call's result is not held for it.
+	parked bool
+	// continuations are the parent tool calls that continued the
+	// delegation (raw continue_tool_call_id of its input_provided events):
+	// their results wait for it like the first call's.
+	continuations map[string]bool
 }
 
 // Stream merges one run's parent events and delegation events into one
@@ -177,7 +185,8 @@ type Stream struct {
 	held       []events.Event
 	holdUntil  time.Time
 	cancelled  bool
-	seenParent map[string]bool // delegation tool calls seen
+	seenParent map[string]bool   // delegation tool calls seen
+	continued  map[string]string // continuing tool call id -> delegation id
 }
 
 func newStream(ctx context.Context, h *agentadaptor.RunHandle, sub *delegation.Subscription, threadID, runID string, opts Options) *Stream {
@@ -185,7 +194,7 @@ func newStream(ctx context.Context, h *agentadaptor.RunHandle, sub *delegation.S
 	s := &Stream{
 		opts: opts, threadID: threadID, runID: runID, sdkRunID: h.RunID(), handle: h,
 		base: newOpenState(), firstID: 1, subs: map[*Subscriber]struct{}{}, done: make(chan struct{}),
-		groups: map[string]*group{}, seenParent: map[string]bool{},
+		groups: map[string]*group{}, seenParent: map[string]bool{}, continued: map[string]string{},
 	}
 	tr := opts.Translator
 	tr.ThreadID, tr.RunID = threadID, runID
@@ -299,6 +308,11 @@ func (s *Stream) finish() {
 func (s *Stream) onParent(ev events.Event) {
 	if e, ok := ev.(*events.ToolCallStartEvent); ok && s.opts.IsDelegationTool(e.ToolCallName) {
 		s.seenParent[e.ToolCallID] = true
+		if s.continued[e.ToolCallID] != "" {
+			// It continues a delegation already shown: no new one to pair.
+			s.emitNow(ev)
+			return
+		}
 		if len(s.unclaimed) > 0 {
 			id := s.unclaimed[0]
 			s.unclaimed = s.unclaimed[1:]
@@ -337,7 +351,7 @@ func (s *Stream) holdDuration(ev events.Event) time.Duration {
 
 func (s *Stream) hasGroupFor(toolCallID string) bool {
 	for _, g := range s.groups {
-		if g.parent == toolCallID {
+		if g.parent == toolCallID || g.continuations[toolCallID] {
 			return true
 		}
 	}
@@ -353,9 +367,9 @@ func (s *Stream) blocks(ev events.Event) bool {
 		}
 		found := false
 		for _, g := range s.groups {
-			if g.parent == e.ToolCallID {
+			if g.parent == e.ToolCallID || g.continuations[e.ToolCallID] {
 				found = true
-				if !g.terminal {
+				if !g.terminal && !g.parked {
 					return true
 				}
 			}
@@ -451,6 +465,23 @@ func (s *Stream) onDelegation(ev delegation.DelegationEvent) {
 	}
 	if g.terminal {
 		return // nothing after a delegation's terminal event
+	}
+	if ev.Kind == delegation.DelegationStatus && ev.Status == delegation.StatusInputProvided {
+		if id, _ := ev.Raw["continue_tool_call_id"].(string); id != "" && id != g.parent {
+			if g.continuations == nil {
+				g.continuations = map[string]bool{}
+			}
+			g.continuations[id] = true
+			s.continued[id] = g.id
+			s.pending = remove(s.pending, id)
+		}
+	}
+	switch {
+	case ev.Kind == delegation.DelegationStatus && ev.Status == delegation.StatusInputReturned:
+		g.parked = true
+	case ev.Kind == delegation.DelegationStatus && (ev.Status == delegation.StatusCorrelated || ev.Status == delegation.StatusStreamDropped):
+	default:
+		g.parked = false
 	}
 	switch {
 	case ev.Kind == delegation.DelegationStarted && g.started:

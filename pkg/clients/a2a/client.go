@@ -35,6 +35,13 @@ type Options struct {
 	AuthRef string
 	// Credential is used instead of AuthRef when set.
 	Credential *Credential
+	// Auth, when set, replaces AuthRef: a bearer token, an API key header
+	// or OAuth2 client credentials, completed (and checked) by the card's
+	// securitySchemes; see [Auth] and [CompleteAuth].
+	Auth *Auth
+	// Secrets, if set, learns the secrets the client's credential uses
+	// (including each OAuth2 access token), for the host's redaction.
+	Secrets *Secrets
 	// Resolver, if set, is used (and its cache shared) by NewClient to get
 	// the card. Its own HTTPClient/Credential options apply to the fetch.
 	Resolver *CardResolver
@@ -80,7 +87,7 @@ type Client struct {
 // Errors: [*AuthRefError] for a bad AuthRef, otherwise [*Error] (see
 // [CardResolver.Resolve]).
 func NewClient(ctx context.Context, cardURL string, opts Options) (*Client, error) {
-	cred, err := credentialFrom(opts)
+	cred, err := fetchCredential(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -99,10 +106,15 @@ func NewClient(ctx context.Context, cardURL string, opts Options) (*Client, erro
 		}
 	}
 	if err != nil {
+		cred.Close()
 		return nil, err
 	}
 	opts.Credential = cred
-	return NewClientFromCard(ctx, card, opts)
+	c, err := NewClientFromCard(ctx, card, opts)
+	if err != nil {
+		cred.Close()
+	}
+	return c, err
 }
 
 func credentialFrom(opts Options) (*Credential, error) {
@@ -124,7 +136,7 @@ func NewClientFromCard(ctx context.Context, card *Card, opts Options) (*Client, 
 	if card == nil || card.Agent == nil || len(card.Agent.SupportedInterfaces) == 0 {
 		return nil, NewError(KindProtocol, op, errors.New("card has no usable interface; build it with ParseCard or FetchCard"))
 	}
-	cred, err := credentialFrom(opts)
+	cred, err := credentialFor(card, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -158,6 +170,15 @@ func NewClientFromCard(ctx context.Context, card *Card, opts Options) (*Client, 
 		timeout = DefaultRequestTimeout
 	}
 	return &Client{card: card, iface: *chosen, sdk: sc, cred: cred, owned: owned, reqTimeout: timeout}, nil
+}
+
+// AuthScheme returns how the client authenticates: AuthBearer, AuthAPIKey,
+// AuthOAuth2, or "" without a credential.
+func (c *Client) AuthScheme() AuthScheme {
+	if c.cred == nil {
+		return ""
+	}
+	return c.cred.Scheme()
 }
 
 func chooseInterface(ifaces []*sdk.AgentInterface, prefs []TransportProtocol) *sdk.AgentInterface {
@@ -204,6 +225,7 @@ func (c *Client) Close() error {
 		if c.owned != nil {
 			c.owned.CloseIdleConnections()
 		}
+		c.cred.Close()
 	})
 	return nil
 }

@@ -57,7 +57,7 @@ const protocol = "a2a"
 var hints = map[Kind]string{
 	KindUnavailable:  "the remote agent could not be reached or failed; retry later or check the agent card URL",
 	KindRejected:     "the remote agent refused the request; do not retry it unchanged",
-	KindUnauthorized: "check the auth_ref credential configured for this agent",
+	KindUnauthorized: "check the credential (auth_ref or auth) configured for this agent",
 	KindNotFound:     "the remote agent does not know this task (wrong id or tenant, or it was evicted)",
 	KindProtocol:     "the remote agent sent data this client cannot interpret; report it to the agent's owner",
 	KindTimeout:      "the call exceeded its deadline; raise the timeout or retry",
@@ -179,7 +179,8 @@ func classify(ctx context.Context, op string, err error, status int, midStream b
 		return mk(KindCanceled)
 	case errors.Is(err, sdk.ErrTaskNotFound):
 		return mk(KindNotFound)
-	case errors.Is(err, sdk.ErrUnauthenticated), errors.Is(err, sdk.ErrUnauthorized):
+	case errors.Is(err, sdk.ErrUnauthenticated), errors.Is(err, sdk.ErrUnauthorized),
+		errors.Is(err, authref.ErrCredentialsRefused): // an OAuth2 token endpoint refused the client
 		return mk(KindUnauthorized)
 	}
 	for _, s := range rejectedSentinels {

@@ -27,6 +27,14 @@ type StreamOptions struct {
 	// messages, non-append artifact updates) are dropped; append chunks are
 	// never dropped.
 	KeepDuplicates bool
+	// FollowUpOf is, for a follow-up message to an interrupted task, the
+	// state the task was in when the message was sent (input-required or
+	// auth-required). A stream begins with the Task: a compliant server may
+	// send that snapshot while the task is still in FollowUpOf, before it
+	// processes the message. Such a leading snapshot neither ends the
+	// stream nor counts as the stream's state: only a state reached after
+	// the send does (docs/design.md#event-mapping). Empty for a new task.
+	FollowUpOf TaskState
 }
 
 type streamItem struct {
@@ -193,9 +201,16 @@ func (s *Stream) advance() bool {
 			s.dropped++
 			continue
 		}
-		s.gotEvent = true
 		if cid := ev.TaskInfo().ContextID; cid != "" {
 			s.contextID = cid
+		}
+		leading := !s.gotEvent
+		s.gotEvent = true
+		if st, ok := StateOf(ev); ok && leading && s.staleSnapshot(ev, st) {
+			// The task as it stood before the follow-up: not a state the
+			// follow-up reached.
+			s.cur = ev
+			return true
 		}
 		if st, ok := StateOf(ev); ok {
 			s.state = st
@@ -213,6 +228,13 @@ func (s *Stream) advance() bool {
 		s.cur = ev
 		return true
 	}
+}
+
+// staleSnapshot reports whether ev, the first event of a follow-up stream,
+// is the task snapshot still in the state the follow-up answers.
+func (s *Stream) staleSnapshot(ev Event, st TaskState) bool {
+	_, isTask := ev.(*sdk.Task)
+	return isTask && s.opts.FollowUpOf != "" && IsInterrupted(st) && st == NormalizeState(s.opts.FollowUpOf)
 }
 
 func stateLabel(s TaskState) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testenv"
 	client "github.com/seed0634/agentadaptor/pkg/clients/a2a"
 )
 
@@ -587,5 +588,77 @@ func TestStreamCloseFromAnotherGoroutine(t *testing.T) {
 	<-closed
 	if s.Err() != nil {
 		t.Fatalf("Close should end the stream without error, got %v", s.Err())
+	}
+}
+
+// A compliant server begins the stream of a follow-up message with the Task
+// as it stands, still input-required. Without FollowUpOf that snapshot ends
+// the stream at once (the bug this option fixes); with it, the stream goes
+// on to the state the answer reaches.
+func TestFollowUpStreamBeginsWithTheInterruptedSnapshot(t *testing.T) {
+	leakCheck(t)
+	f := fakea2a.New(t, fakea2a.Options{Streaming: true, FollowUpSnapshot: true, Behavior: fakea2a.Script(
+		fakea2a.InputRequired("which branch?"), fakea2a.InputRequired("which commit?"), fakea2a.Working("resumed"), fakea2a.Completed("done"))})
+	c := dial(t, f, client.Options{})
+	ctx := testCtx(t)
+	s, err := c.SendStreaming(ctx, client.SendRequest{Text: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect(t, s)
+	if s.Err() != nil || s.State() != a2a.TaskStateInputRequired {
+		t.Fatalf("first leg: err=%v state=%s", s.Err(), s.State())
+	}
+	// Without the option: the leading snapshot ends the stream, nothing
+	// after the send is seen.
+	naive, err := c.SendStreaming(ctx, client.SendRequest{Text: "main", TaskID: s.TaskID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := collect(t, naive)
+	if _, isTask := evs[0].(*a2a.Task); !isTask || len(evs) != 1 || naive.State() != a2a.TaskStateInputRequired {
+		t.Fatalf("naive follow-up: %d events, state %s", len(evs), naive.State())
+	}
+	// The server processes that answer on its own and asks again; the
+	// next follow-up starts from that second question.
+	testenv.WaitUntil(t, "the second question", func() bool {
+		task, err := c.GetTask(ctx, client.GetTaskRequest{TaskID: s.TaskID()})
+		return err == nil && task.Status.State == a2a.TaskStateInputRequired && task.Status.Message != nil &&
+			client.TextOf(task.Status.Message.Parts) == "which commit?"
+	})
+	f2 := client.StreamOptions{FollowUpOf: a2a.TaskStateInputRequired}
+	s2, err := c.SendStreaming(ctx, client.SendRequest{Text: "abc123", TaskID: s.TaskID()}, f2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs = collect(t, s2)
+	if s2.Err() != nil || s2.State() != a2a.TaskStateCompleted || terminalCount(evs) != 1 {
+		t.Fatalf("follow-up: err=%v state=%s events %d", s2.Err(), s2.State(), len(evs))
+	}
+	if task, isTask := evs[0].(*a2a.Task); !isTask || task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("first event %T, want the input-required snapshot", evs[0])
+	}
+}
+
+// A follow-up stream that closes cleanly after the leading snapshot is a
+// cut, not the interrupted state it restated.
+func TestFollowUpStreamCutAfterTheSnapshot(t *testing.T) {
+	leakCheck(t)
+	f := fakea2a.New(t, fakea2a.Options{Streaming: true, FollowUpSnapshot: true, Behavior: fakea2a.Script(
+		fakea2a.InputRequired("which branch?"), fakea2a.CloseStream(), fakea2a.Completed("done"))})
+	c := dial(t, f, client.Options{})
+	ctx := testCtx(t)
+	s, err := c.SendStreaming(ctx, client.SendRequest{Text: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect(t, s)
+	s2, err := c.SendStreaming(ctx, client.SendRequest{Text: "main", TaskID: s.TaskID()}, client.StreamOptions{FollowUpOf: a2a.TaskStateInputRequired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect(t, s2)
+	if !errors.Is(s2.Err(), client.ErrInterrupted) || s2.State() != "" {
+		t.Fatalf("err=%v state=%q, want an interrupted stream with no state reached", s2.Err(), s2.State())
 	}
 }

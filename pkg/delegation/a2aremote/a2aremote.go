@@ -83,13 +83,17 @@ func (c *Connector) Connect(ctx context.Context, ep remote.Endpoint) (remote.Age
 	opts := a2aclient.Options{HTTPClient: c.opts.HTTPClient, CardFetchTimeout: c.opts.CardFetchTimeout, RequestTimeout: c.opts.RequestTimeout,
 		InterfaceOrigins: ep.InterfaceOrigins,
 		// An event must hold an artifact the policy accepts, JSON-escaped.
-		MaxEventBytes: max(a2aclient.DefaultMaxEventBytes, 2*ep.MaxArtifactBytes+64<<10)}
-	cred, err := a2aclient.ResolveAuthRef(ep.AuthRef)
-	if err != nil {
-		return nil, fmt.Errorf("%w: the host credential for agent %q is not configured (%s)", remote.ErrConfig, ep.Key, ep.AuthRef)
+		MaxEventBytes: max(a2aclient.DefaultMaxEventBytes, 2*ep.MaxArtifactBytes+64<<10),
+		Auth:          ep.Auth, Secrets: ep.Secrets}
+	if ep.Auth == nil {
+		cred, err := a2aclient.ResolveAuthRef(ep.AuthRef)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the host credential for agent %q is not configured (%s)", remote.ErrConfig, ep.Key, ep.AuthRef)
+		}
+		opts.Credential = cred
 	}
-	opts.Credential = cred
 	var client *a2aclient.Client
+	var err error
 	if ep.CardURL != "" {
 		client, err = a2aclient.NewClient(ctx, ep.CardURL, opts)
 	} else {
@@ -99,15 +103,28 @@ func (c *Connector) Connect(ctx context.Context, ep remote.Endpoint) (remote.Age
 		}
 	}
 	if err != nil {
-		if a2aclient.KindOf(err) == a2aclient.KindProtocol {
+		var se *a2aclient.SchemeError
+		switch {
+		case errors.As(err, &se):
+			return nil, fmt.Errorf("%w: agent %q cannot use the configured auth: %w", remote.ErrConfig, ep.Key, err)
+		case errors.Is(err, a2aclient.ErrInvalidAuthRef):
+			return nil, fmt.Errorf("%w: the host credential for agent %q is not configured: %w", remote.ErrConfig, ep.Key, err)
+		case a2aclient.KindOf(err) == a2aclient.KindProtocol:
 			return nil, fmt.Errorf("%w: agent %q has a malformed agent card: %w", remote.ErrConfig, ep.Key, err)
+		case a2aclient.KindOf(err) == 0:
+			// Not a client error: the auth configuration itself (no
+			// network was involved).
+			return nil, fmt.Errorf("%w: agent %q: %w", remote.ErrConfig, ep.Key, err)
 		}
 		return nil, err
 	}
 	if ep.MaxReadBytes <= 0 {
 		ep.MaxReadBytes = DefaultMaxReadBytes
 	}
-	return &agent{c: c, ep: ep, client: client, info: infoFromCard(client.Card())}, nil
+	info := infoFromCard(client.Card())
+	info.AuthScheme = string(client.AuthScheme())
+	info.DeclaredAuth = a2aclient.DeclaredSchemes(client.Card())
+	return &agent{c: c, ep: ep, client: client, info: info}, nil
 }
 
 // syntheticCard builds the card of an A2A agent configured by endpoint only.
@@ -210,10 +227,13 @@ func (t *task) Start(ctx context.Context) error {
 	return t.send(ctx, t.buildMessage())
 }
 
-// Answer implements remote.Task.
+// Answer implements remote.Task. Until the remote reports a state reached
+// after the answer, a snapshot restating the interrupted state (a
+// follow-up stream begins with the Task) ends nothing
+// (docs/design.md#event-mapping).
 func (t *task) Answer(ctx context.Context, text string) error {
 	ctx = a2aclient.WithReadBudget(ctx, t.budget)
-	t.m.resetStatus()
+	t.m.beginFollowUp()
 	msg := sdka2a.NewMessageForTask(sdka2a.MessageRoleUser, sdka2a.TaskInfo{TaskID: sdka2a.TaskID(t.m.taskID), ContextID: t.m.contextID}, sdka2a.NewTextPart(text))
 	return t.send(ctx, msg)
 }
@@ -284,7 +304,8 @@ func (t *task) stream(ctx context.Context, msg *sdka2a.Message) error {
 	rctx, first, done := t.untilTaskKnown(ctx)
 	defer done()
 	t.sent = true
-	st, err := t.a.client.SendStreaming(rctx, a2aclient.SendRequest{Message: msg, Tenant: t.a.ep.Tenant, Metadata: t.metadata()})
+	st, err := t.a.client.SendStreaming(rctx, a2aclient.SendRequest{Message: msg, Tenant: t.a.ep.Tenant, Metadata: t.metadata()},
+		a2aclient.StreamOptions{FollowUpOf: t.m.followUpOf()})
 	if err != nil {
 		first()
 		return err
@@ -302,17 +323,22 @@ func (t *task) stream(ctx context.Context, msg *sdka2a.Message) error {
 }
 
 // settle turns the end of a stream into Task's contract: nil once the task
-// is terminal or interrupted (or ctx ended), else the cut as an error.
+// is terminal or interrupted (or ctx ended), else the cut as an error. After
+// an answer, only a state reached after the send counts.
 func (t *task) settle(ctx context.Context, err error, op string) error {
 	state := t.spec.Transcript.State()
 	if t.spec.Transcript.Terminal() != "" || ctx.Err() != nil {
 		return nil
 	}
-	if err == nil && (state.Interrupted() || state.Terminal()) {
+	if err == nil && !t.m.awaiting && (state.Interrupted() || state.Terminal()) {
 		return nil
 	}
 	if err == nil {
-		err = a2aclient.NewError(a2aclient.KindInterrupted, op, errors.New("stream ended before a terminal state"))
+		why := "stream ended before a terminal state"
+		if t.m.awaiting {
+			why = "stream ended before the remote reported a state after the answer"
+		}
+		err = a2aclient.NewError(a2aclient.KindInterrupted, op, errors.New(why))
 	}
 	return err
 }
@@ -342,7 +368,7 @@ func (t *task) Recover(ctx context.Context) error {
 		}
 		return a2aclient.NewError(a2aclient.KindInterrupted, "recover", err)
 	}
-	return nil
+	return t.settle(ctx, nil, "recover")
 }
 
 // poll is the non-streaming path: send with returnImmediately, then poll
@@ -359,13 +385,13 @@ func (t *task) poll(ctx context.Context, msg *sdka2a.Message) error {
 	}
 	if res.Message != nil {
 		t.emit(t.m.Map(res.Message))
-		return nil
+		return t.settle(ctx, nil, "poll")
 	}
 	t.emit(t.m.Map(res.Task))
 	interval := t.a.c.opts.PollInterval
 	failures, zero := 0, 0
 	tr := t.spec.Transcript
-	for tr.Terminal() == "" && !tr.State().Interrupted() {
+	for tr.Terminal() == "" && (t.m.awaiting || !tr.State().Interrupted()) {
 		timer := time.NewTimer(interval)
 		select {
 		case <-ctx.Done():

@@ -10,7 +10,8 @@
 // then get), follow-up messages to an input-required task, and CancelTask
 // with structured metadata. It maps A2A events onto the delegation's
 // remote.Transcript (docs/design.md#event-mapping): status updates,
-// assistant-output artifacts as streamed text, the agent-adaptor-result
+// assistant-output artifacts as streamed text (the task's output, with the
+// other text artifacts), the agent-adaptor-result
 // artifact as the summary, other artifacts stored by reference, one
 // terminal event.
 //

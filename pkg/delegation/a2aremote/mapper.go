@@ -44,6 +44,17 @@ type mapper struct {
 
 	lastStatusKey string
 	lastChunkHash [32]byte
+
+	// Follow-up bookkeeping (docs/design.md#event-mapping). After an
+	// answer to an interrupted task is sent, awaiting holds until the
+	// remote reports a state reached after the send: prevState and
+	// prevMsgID describe the interrupted status being answered, leading
+	// marks the next event as the first of the follow-up stream.
+	awaiting  bool
+	leading   bool
+	prevState remote.State
+	prevMsgID string
+	lastMsgID string // raw id of the last status message mapped
 }
 
 func newMapper(t *remote.Transcript, streamText bool) *mapper {
@@ -88,6 +99,8 @@ func (m *mapper) Map(ev a2aclient.Event) (out []delegation.DelegationEvent) {
 	if err := a2aclient.ValidateEvent(ev); err != nil {
 		return nil
 	}
+	leading := m.leading
+	m.leading = false
 	info := ev.TaskInfo()
 	if info.TaskID != "" && m.taskID == "" {
 		m.taskID = string(info.TaskID)
@@ -103,6 +116,11 @@ func (m *mapper) Map(ev a2aclient.Event) (out []delegation.DelegationEvent) {
 			if a != nil {
 				out = append(out, m.artifact(a, false, false, true)...)
 			}
+		}
+		if m.staleSnapshot(e, leading) {
+			// The task as it stood before the answer was sent: its
+			// artifacts are news, its interrupted state is not.
+			return out
 		}
 		out = append(out, m.status(e.Status)...)
 	case *a2aclient.StatusUpdate:
@@ -122,7 +140,7 @@ func (m *mapper) Map(ev a2aclient.Event) (out []delegation.DelegationEvent) {
 			return append(out, m.t.Finish(delegation.DelegationFinished, nil)...)
 		}
 		if text != "" {
-			m.t.AddStatusMessage(text)
+			// A message within a task is progress, not the task's output.
 			out = append(out, delegation.DelegationEvent{Kind: delegation.DelegationStatus, Status: "message", Text: sanitize.Truncate(text, remote.MaxStatusText), RemoteMessageID: sanitize.ID(m.t.Redact(e.ID))})
 		}
 	}
@@ -138,16 +156,58 @@ func chunkHash(e *a2aclient.ArtifactUpdate) [32]byte {
 // even if it repeats (after a recovery or an answer).
 func (m *mapper) resetStatus() { m.lastStatusKey = "" }
 
+// beginFollowUp is called before an answer to the interrupted task is
+// sent: until the remote reports a state reached after the send, a
+// snapshot restating the interrupted state is not that state.
+func (m *mapper) beginFollowUp() {
+	m.resetStatus()
+	m.awaiting, m.leading = true, true
+	m.prevState, m.prevMsgID = m.t.State(), m.lastMsgID
+}
+
+// followUpOf is the wire state a follow-up stream may begin with (""
+// unless an answer awaits its first state).
+func (m *mapper) followUpOf() a2aclient.TaskState {
+	if !m.awaiting {
+		return ""
+	}
+	switch m.prevState {
+	case remote.StateInputRequired:
+		return a2aclient.StateInputRequired
+	case remote.StateAuthRequired:
+		return a2aclient.StateAuthRequired
+	}
+	return ""
+}
+
+// staleSnapshot reports whether task, received while an answer awaits its
+// first state, still shows the interrupted status the answer answers: the
+// leading snapshot of the follow-up stream in that state (a stream begins
+// with the Task), or any snapshot with the very status message that asked.
+func (m *mapper) staleSnapshot(task *a2aclient.Task, leading bool) bool {
+	if !m.awaiting || StateOf(task.Status.State) != m.prevState {
+		return false
+	}
+	id := ""
+	if task.Status.Message != nil {
+		id = task.Status.Message.ID
+	}
+	return leading || id == m.prevMsgID
+}
+
 func (m *mapper) status(st a2aclient.TaskStatus) []delegation.DelegationEvent {
 	state := StateOf(st.State)
 	if state == "" {
 		return nil
 	}
 	m.t.SetState(state)
+	m.awaiting = false
 	text, msgID := "", ""
+	m.lastMsgID = ""
 	if st.Message != nil {
 		text = sanitize.Text(a2aclient.TextOf(st.Message.Parts), remote.MaxMessageBytes)
 		msgID = sanitize.ID(m.t.Redact(st.Message.ID))
+		m.lastMsgID = st.Message.ID
 	}
 	label := state.Label()
 	key := label + "\x00" + text
@@ -172,14 +232,13 @@ func (m *mapper) status(st a2aclient.TaskStatus) []delegation.DelegationEvent {
 			return m.t.Finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeRemoteFailed, RemoteStatus: label,
 				Message: "The remote task failed" + remote.Suffix(text)})
 		}
+	case state == remote.StateAuthRequired:
+		m.t.SetQuestion(text) // what the remote says about the authentication it wants
 	case state == remote.StateInputRequired:
 		m.t.SetQuestion(text)
 		if m.t.Config().AllowInput {
 			return []delegation.DelegationEvent{{Kind: delegation.DelegationInputRequired, Status: label, Text: sanitize.Truncate(text, remote.MaxStatusText), RemoteMessageID: msgID, Raw: raw}}
 		}
-	}
-	if text != "" && state != remote.StateInputRequired {
-		m.t.AddStatusMessage(text)
 	}
 	return []delegation.DelegationEvent{{Kind: delegation.DelegationStatus, Status: label, Text: sanitize.Truncate(text, remote.MaxStatusText), RemoteMessageID: msgID, Raw: raw}}
 }

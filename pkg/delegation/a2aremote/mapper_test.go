@@ -195,3 +195,94 @@ func TestMapMalformedPayloadsDoNotPanic(t *testing.T) {
 		t.Error("malformed JSON payload accepted")
 	}
 }
+
+// A generic A2A remote streams its answer as artifacts (the task's output)
+// and completes with a bare status message: the output is the answer, the
+// status message is not (docs/design.md#tool-contract).
+func TestMapGenericRemoteAnswerIsItsOutput(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		events []a2a.Event
+		want   string
+	}{
+		{"assistant-output chunks", []a2a.Event{
+			status(a2a.TaskStateWorking, "Thinking..."),
+			chunk(ArtifactAssistantOutput, "out-1", "The capital ", false, false),
+			chunk(ArtifactAssistantOutput, "out-1", "is Paris.", true, true),
+		}, "The capital is Paris."},
+		{"any text artifact", []a2a.Event{
+			status(a2a.TaskStateWorking, "Thinking..."),
+			chunk("answer.md", "answer", "# Paris\n", false, false),
+			chunk("answer.md", "answer", "The capital.", true, true),
+		}, "# Paris\nThe capital."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := artifact.NewMemoryStore(0)
+			m := streamingMapper(store)
+			for _, ev := range tc.events {
+				m.Map(ev)
+			}
+			evs := m.Map(status(a2a.TaskStateCompleted, "done"))
+			if last := evs[len(evs)-1]; last.Kind != delegation.DelegationFinished || last.Text != tc.want {
+				t.Fatalf("terminal %+v", last)
+			}
+			if m.t.Summary() != tc.want {
+				t.Errorf("summary %q, want %q", m.t.Summary(), tc.want)
+			}
+			if msgs := m.t.Messages(); len(msgs) != 1 || msgs[0].Text != tc.want {
+				t.Errorf("messages %+v, want the answer", msgs)
+			}
+		})
+	}
+	// A working status message alone never becomes the answer.
+	m := streamingMapper(nil)
+	m.Map(status(a2a.TaskStateWorking, "Thinking..."))
+	m.Map(status(a2a.TaskStateCompleted, ""))
+	if m.t.Summary() != "" || len(m.t.Messages()) != 0 {
+		t.Errorf("progress became the answer: %q %+v", m.t.Summary(), m.t.Messages())
+	}
+}
+
+// After an answer, the task snapshot that leads the follow-up stream (or
+// repeats the very status that asked) is not a state the answer reached:
+// its artifacts are mapped, its interrupted state is not
+// (docs/design.md#event-mapping).
+func TestMapFollowUpIgnoresTheStaleSnapshot(t *testing.T) {
+	m := testMapper(nil, true, true, 0)
+	ask := status(a2a.TaskStateInputRequired, "Which year?")
+	if evs := m.Map(ask); len(evs) != 1 || evs[0].Kind != delegation.DelegationInputRequired {
+		t.Fatalf("%+v", evs)
+	}
+	snapshot := &a2a.Task{ID: tinfo.TaskID, ContextID: tinfo.ContextID, Status: ask.Status,
+		Artifacts: []*a2a.Artifact{{ID: "notes", Name: "notes.txt", Parts: a2a.ContentParts{a2a.NewTextPart("kept")}}}}
+
+	m.beginFollowUp()
+	if m.followUpOf() != a2a.TaskStateInputRequired {
+		t.Errorf("followUpOf %q", m.followUpOf())
+	}
+	evs := m.Map(snapshot)
+	if len(evs) != 1 || evs[0].Kind != delegation.DelegationArtifactCreated {
+		t.Fatalf("leading snapshot: %s", dt.KindsOf(evs))
+	}
+	// Polling: the same status again is still stale.
+	if evs := m.Map(snapshot); len(evs) != 0 {
+		t.Fatalf("repeated snapshot: %s", dt.KindsOf(evs))
+	}
+	// A new question (a new status message) is a state after the send.
+	again := &a2a.Task{ID: tinfo.TaskID, ContextID: tinfo.ContextID, Status: status(a2a.TaskStateInputRequired, "Which month?").Status}
+	if evs := m.Map(again); len(evs) != 1 || evs[0].Kind != delegation.DelegationInputRequired || evs[0].Text != "Which month?" || m.awaiting {
+		t.Fatalf("second question: %s awaiting=%v", dt.KindsOf(evs), m.awaiting)
+	}
+
+	// A status update after the send always counts, even a repeat of the question.
+	m.beginFollowUp()
+	if evs := m.Map(status(a2a.TaskStateInputRequired, "Which month?")); len(evs) != 1 || evs[0].Kind != delegation.DelegationInputRequired || m.awaiting {
+		t.Fatalf("status update after the send: %s", dt.KindsOf(evs))
+	}
+	// A leading snapshot that already moved on is mapped as usual.
+	m.beginFollowUp()
+	moved := &a2a.Task{ID: tinfo.TaskID, ContextID: tinfo.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	if evs := m.Map(moved); len(evs) != 1 || evs[0].Status != "working" || m.awaiting {
+		t.Fatalf("working snapshot: %s", dt.KindsOf(evs))
+	}
+}

@@ -381,7 +381,7 @@ func (a *mapper) runFinished(e *events.RunFinishedEvent) []delegation.Delegation
 	a.t.SetState(remote.StateCompleted)
 	if s := resultSummary(e.Result); s != "" {
 		a.t.SetResultSummary(s)
-	} else if s := a.t.Accumulated(); s != "" {
+	} else if s := a.t.Output(); s != "" {
 		a.t.SetResultSummary(s)
 	}
 	return a.terminal(a.t.Finish(delegation.DelegationFinished, nil))

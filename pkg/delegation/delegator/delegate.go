@@ -42,6 +42,13 @@ type Request struct {
 	Input TaskInput
 	// Constraints are the model's optional limits, clamped to the policy.
 	Constraints registry.Constraints
+	// Continue, when set, names a delegation of the same run that returned
+	// input_required and is parked (policy "return"): Objective is the
+	// answer, sent to the same remote task and context, and the call
+	// follows that delegation (same delegation id) to its end or its next
+	// question. Input and Constraints must then be empty
+	// (docs/design.md#tool-contract).
+	Continue string
 	// OnEvent, if set, is called synchronously with every event published
 	// for this delegation (e.g. to send MCP progress). It must not block.
 	OnEvent func(delegation.DelegationEvent)
@@ -81,6 +88,8 @@ func ValidateRequest(r *Request) *delegation.DelegationError {
 		return bad("agent is required")
 	case len(r.Agent) > 128:
 		return bad("agent must be a registry key")
+	case strings.TrimSpace(r.Objective) == "" && r.Continue != "":
+		return bad("objective is required: with continue it is the answer to the remote agent's question")
 	case strings.TrimSpace(r.Objective) == "":
 		return bad("objective is required")
 	case len(r.Objective) > MaxObjectiveBytes:
@@ -91,6 +100,10 @@ func ValidateRequest(r *Request) *delegation.DelegationError {
 		return bad("at most %d input artifacts", MaxInputArtifacts)
 	case r.Constraints.TimeoutSeconds < 0 || r.Constraints.MaxArtifacts < 0:
 		return bad("constraints must not be negative")
+	case r.Continue != "" && (len(r.Continue) > 64 || !strings.HasPrefix(r.Continue, "del-")):
+		return bad("continue.delegation_id must be the delegation_id of an input_required result")
+	case r.Continue != "" && (r.Input.Prompt != "" || r.Input.Context != "" || len(r.Input.Artifacts) > 0 || r.Constraints != (registry.Constraints{})):
+		return bad("with continue, pass the answer as objective only (no input, no constraints)")
 	}
 	for i, a := range r.Input.Artifacts {
 		if a.URI == "" || len(a.URI) > 2048 || len(a.Name) > 256 {
@@ -107,9 +120,11 @@ func newDelegationID() string {
 }
 
 // inflight is one running delegation. Its fields are owned by the
-// goroutine running Delegate (the cleanup watcher only reads task and
-// log after that goroutine is done with them); waiting and input are
-// guarded by Delegator.mu.
+// goroutine running its current tool call (Delegate; after a park, the
+// call that continues it, or the park watcher that ends it: ownership
+// passes under Delegator.mu); the cleanup watcher only reads task and log
+// after the owner is done with them. waiting, input, parked and resumed
+// are guarded by Delegator.mu; req.OnEvent by pubMu.
 type inflight struct {
 	d     *Delegator
 	id    string
@@ -125,12 +140,21 @@ type inflight struct {
 
 	fingerprint string
 	mode        string
+	auth        remote.Info // AuthScheme and DeclaredAuth of the agent
 	begun       bool
 	recovered   int
 	cancelOK    *bool
 
 	input   chan string
 	waiting bool
+
+	// Parking (input_required policy "return"): park is set by the owner
+	// when the remote asked and the question goes back to the parent;
+	// parked and resumed are the parked state (Delegator.mu).
+	park        bool
+	parked      bool
+	resumed     chan struct{}
+	releaseSlot func()
 
 	pubMu sync.Mutex
 }
@@ -141,7 +165,15 @@ type inflight struct {
 // result without Status. Cancelling ctx cancels the remote task (bounded by
 // Config.CancelTimeout; a cleanup watcher keeps trying when the remote does
 // not confirm).
+//
+// With the input_required policy "return" a delegation whose remote asks
+// for input returns at once (status input_required, the question, a
+// continue reference) without a terminal event; a later call with
+// Request.Continue continues it (docs/design.md#tool-contract).
 func (d *Delegator) Delegate(ctx context.Context, req Request) delegation.Result {
+	if req.Continue != "" {
+		return d.resume(ctx, req)
+	}
 	f := &inflight{d: d, id: newDelegationID(), req: req, start: time.Now(), input: make(chan string, 1)}
 	agent := sanitize.Truncate(req.Agent, 128)
 	if req.RunID == "" {
@@ -160,21 +192,46 @@ func (d *Delegator) Delegate(ctx context.Context, req Request) delegation.Result
 		return delegation.FailedResult(f.id, agent, f.spec.Protocol, &delegation.DelegationError{Code: delegation.CodeAgentUnavailable, Retryable: true,
 			Message: "The delegation service is shutting down."})
 	}
-	defer d.untrack(f)
 	d.corr.Register(req.RunID, f.id, req.ParentToolCallID)
 	f.eff = f.spec.Policy.Clamp(req.Constraints)
 	f.tr = remote.NewTranscript(f.transcriptConfig())
-	f.execute(ctx)
-	if f.task != nil {
-		d.rememberContext(req, f.spec, f.task.ContextID())
+	f.segment(ctx, f.begin1)
+	return f.outcome()
+}
+
+// resume continues a parked delegation with the parent's answer
+// (Request.Continue): the answer goes to the same remote task and context,
+// and the call follows the delegation to its end or its next question.
+func (d *Delegator) resume(ctx context.Context, req Request) delegation.Result {
+	agent := sanitize.Truncate(req.Agent, 128)
+	if req.RunID == "" {
+		return delegation.FailedResult("", agent, delegation.ProtocolA2A, &delegation.DelegationError{Code: delegation.CodeMissingRunContext,
+			Message: "This tool call is not bound to a parent run (no valid run token): host configuration error."})
 	}
-	return f.result()
+	if derr := ValidateRequest(&req); derr != nil {
+		return delegation.FailedResult("", agent, delegation.ProtocolA2A, derr)
+	}
+	f, derr := d.unpark(req)
+	if derr != nil {
+		return delegation.FailedResult("", agent, delegation.ProtocolA2A, derr)
+	}
+	f.setOnEvent(req.OnEvent)
+	f.log.Info("delegation continued by the parent", "parent_tool_call_id", req.ParentToolCallID)
+	f.segment(ctx, func(ctx context.Context) error {
+		ev := delegation.DelegationEvent{Kind: delegation.DelegationStatus, Status: delegation.StatusInputProvided, Text: "The parent agent's answer was sent to the remote agent."}
+		if req.ParentToolCallID != "" {
+			ev.Raw = map[string]any{"continue_tool_call_id": req.ParentToolCallID}
+		}
+		f.publish(ev)
+		return f.recoverCut(ctx, f.task.Answer(ctx, req.Objective))
+	})
+	return f.outcome()
 }
 
 // transcriptConfig applies the agent's policy to the transcript.
 func (f *inflight) transcriptConfig() remote.TranscriptConfig {
 	p := f.spec.Policy
-	cfg := remote.TranscriptConfig{AllowInput: p.AllowInputRequired, MaxArtifactBytes: p.MaxArtifactBytes, MaxArtifacts: f.eff.MaxArtifacts, Secrets: f.d.reg.Secrets()}
+	cfg := remote.TranscriptConfig{AllowInput: p.InputMode() != registry.InputRequiredFail, MaxArtifactBytes: p.MaxArtifactBytes, MaxArtifacts: f.eff.MaxArtifacts, Secrets: f.d.reg.Secrets()}
 	if p.AllowRemoteArtifacts {
 		store := f.d.artifacts
 		cfg.Put = func(meta artifact.Meta, content []byte) (string, error) {
@@ -190,11 +247,14 @@ func (f *inflight) transcriptConfig() remote.TranscriptConfig {
 	return cfg
 }
 
-// execute drives the delegation to its terminal event.
-func (f *inflight) execute(parent context.Context) {
+// segment runs one tool call's share of the delegation: body (the start,
+// or a continuing answer), then the task until it ends or parks. Its
+// context ends with the tool call, the parent run (CancelRun, EndRun), the
+// delegator (Close) or the delegation's timeout, whichever comes first.
+// body returns the error to handle (a body that finished the delegation
+// itself returns nil).
+func (f *inflight) segment(parent context.Context, body func(ctx context.Context) error) {
 	d := f.d
-	// The delegation's context ends with the tool call, the parent run
-	// (CancelRun, EndRun) or the delegator (Close), whichever comes first.
 	dctx, dcancel := context.WithCancelCause(context.WithoutCancel(parent))
 	defer dcancel(nil)
 	stop1 := context.AfterFunc(parent, func() { dcancel(errParentCancel) })
@@ -205,34 +265,39 @@ func (f *inflight) execute(parent context.Context) {
 	}
 	stop3 := context.AfterFunc(d.ctx, func() { dcancel(errClosed) })
 	defer stop3()
+	ctx, cancel := context.WithTimeoutCause(dctx, f.eff.Timeout, errHostTimeout)
+	defer cancel()
+	f.drive(ctx, body(ctx))
+}
 
+// begin1 is the first segment's body: connect and start the remote task.
+func (f *inflight) begin1(ctx context.Context) error {
+	d := f.d
 	if !f.known {
 		f.finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeAgentNotFound,
 			Message: fmt.Sprintf("No remote agent %q is registered. Available agents: %s.", sanitize.Truncate(f.req.Agent, 64), strings.Join(d.reg.Keys(), ", "))})
-		return
+		return nil
 	}
-	ctx, cancel := context.WithTimeoutCause(dctx, f.eff.Timeout, errHostTimeout)
-	defer cancel()
-
 	release, derr := d.reg.Acquire(f.spec.Key, f.req.RunID)
 	if derr != nil {
 		f.finish(delegation.DelegationFailed, derr)
-		return
+		return nil
 	}
-	defer release()
+	f.releaseSlot = release
 
 	agent, cerr := d.reg.Connect(ctx, f.spec.Key)
 	if cerr != nil {
 		if ctx.Err() != nil {
 			f.stopped(ctx)
-			return
+			return nil
 		}
 		f.log.Warn("remote agent unavailable", "error", cerr.Error())
 		f.finish(delegation.DelegationFailed, cerr.Failure)
-		return
+		return nil
 	}
 	info := agent.Info()
 	f.fingerprint = info.Fingerprint
+	f.auth = remote.Info{AuthScheme: info.AuthScheme, DeclaredAuth: info.DeclaredAuth}
 	f.mode = "polling"
 	if info.Streaming && f.eff.Stream {
 		f.mode = "streaming"
@@ -240,13 +305,17 @@ func (f *inflight) execute(parent context.Context) {
 	if !info.Streaming && f.spec.Policy.RequireStreaming {
 		f.finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeCapabilityUnsupported,
 			Message: fmt.Sprintf("Agent %q does not support streaming, which host policy requires.", f.spec.Key)})
-		return
+		return nil
 	}
 	f.task = agent.NewTask(remote.TaskSpec{DelegationID: f.id, Text: f.taskText(), Artifacts: f.inputArtifacts(),
 		ContextID: d.stickyContext(f.req, f.spec), Stream: f.eff.Stream, Transcript: f.tr, Emit: f.emit, Log: f.log})
 	f.mode = f.task.Mode()
+	return f.recoverCut(ctx, f.task.Start(ctx))
+}
 
-	err := f.recoverCut(ctx, f.task.Start(ctx))
+// drive follows the task after err (the outcome of its last call) until
+// the delegation ends, or parks for the parent's answer.
+func (f *inflight) drive(ctx context.Context, err error) {
 	for {
 		switch {
 		case f.tr.Terminal() != "":
@@ -267,6 +336,38 @@ func (f *inflight) execute(parent context.Context) {
 	}
 }
 
+// outcome ends the tool call: the parked result when the delegation waits
+// for the parent's answer, else the final result (and the delegation ends).
+func (f *inflight) outcome() delegation.Result {
+	if f.park {
+		f.setOnEvent(nil) // the call's progress ends with it
+		res := f.parkedResult()
+		f.d.park(f)
+		return res
+	}
+	return f.end()
+}
+
+// end releases what the delegation held and returns its final result.
+func (f *inflight) end() delegation.Result {
+	if f.task != nil {
+		f.d.rememberContext(f.req, f.spec, f.task.ContextID())
+	}
+	if f.releaseSlot != nil {
+		f.releaseSlot()
+	}
+	res := f.result()
+	f.d.untrack(f)
+	return res
+}
+
+// setOnEvent replaces the per-call event hook (nil: none).
+func (f *inflight) setOnEvent(fn func(delegation.DelegationEvent)) {
+	f.pubMu.Lock()
+	defer f.pubMu.Unlock()
+	f.req.OnEvent = fn
+}
+
 // recoverCut re-attaches once to a task whose stream was cut, when the
 // protocol can.
 func (f *inflight) recoverCut(ctx context.Context, err error) error {
@@ -280,20 +381,28 @@ func (f *inflight) recoverCut(ctx context.Context, err error) error {
 }
 
 // interrupted handles input-required / auth-required. It returns the
-// answer to send, or ok=false after finishing the delegation.
+// answer to send, or ok=false after finishing the delegation (or, with
+// the input_required policy "return", marking it to park).
 func (f *inflight) interrupted(ctx context.Context) (string, bool) {
 	question := f.tr.Question()
 	label := f.tr.State().Label()
 	if f.tr.State() != remote.StateInputRequired {
 		f.settleCancel(f.cancelRemote(ctx, "auth_required"))
-		f.finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeRemoteRejected, RemoteStatus: label,
-			Message: "The remote agent requires additional authentication, which the host cannot provide."})
+		f.finish(delegation.DelegationFailed, f.authRequired(label, question))
 		return "", false
 	}
-	if !f.spec.Policy.AllowInputRequired {
+	switch f.spec.Policy.InputMode() {
+	case registry.InputRequiredFail:
 		f.settleCancel(f.cancelRemote(ctx, "input_required_unsupported"))
 		f.finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeInputRequiredUnsupported, RemoteStatus: label,
 			Message: "The remote agent asked for input, which host policy does not allow" + remote.Suffix(question)})
+		return "", false
+	case registry.InputRequiredReturn:
+		// The question goes back to the parent model; the delegation
+		// parks without a terminal event (outcome).
+		f.park = true
+		f.publish(delegation.DelegationEvent{Kind: delegation.DelegationStatus, Status: delegation.StatusInputReturned,
+			Text: "The question was returned to the parent agent, which may answer it by continuing this delegation."})
 		return "", false
 	}
 	f.d.awaitInput(f)
@@ -305,16 +414,41 @@ func (f *inflight) interrupted(ctx context.Context) (string, bool) {
 	f.d.setWaiting(f, false)
 	if ctx.Err() != nil {
 		if context.Cause(ctx) == errHostTimeout {
-			f.settleCancel(f.cancelRemote(ctx, "input_timeout"))
-			f.finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeInputRequired, RemoteStatus: label,
-				Message: "The remote agent needs input that was not provided before the timeout" + remote.Suffix(question)})
+			f.inputTimeout(ctx)
 			return "", false
 		}
 		f.stopped(ctx)
 		return "", false
 	}
-	f.publish(delegation.DelegationEvent{Kind: delegation.DelegationStatus, Status: "input_provided", Text: "Input sent to the remote agent."})
+	f.publish(delegation.DelegationEvent{Kind: delegation.DelegationStatus, Status: delegation.StatusInputProvided, Text: "Input sent to the remote agent."})
 	return answer, true
+}
+
+// authRequired is the failure of a task that asked for authentication the
+// host cannot provide (A2A auth-required): it names the scheme the host
+// authenticates with and the schemes the agent declares
+// (docs/design.md#failure-codes).
+func (f *inflight) authRequired(label, question string) *delegation.DelegationError {
+	how := map[string]string{"": "no credential", string(remote.AuthBearer): "a bearer token (scheme bearer)",
+		string(remote.AuthAPIKey): "an API key (scheme api_key)", string(remote.AuthOAuth2): "OAuth2 client credentials (scheme oauth2)"}[f.auth.AuthScheme]
+	if how == "" {
+		how = "scheme " + f.auth.AuthScheme
+	}
+	declared := ""
+	if len(f.auth.DeclaredAuth) > 0 {
+		declared = "; its agent card declares: " + strings.Join(f.auth.DeclaredAuth, ", ")
+	}
+	return &delegation.DelegationError{Code: delegation.CodeAuthRequired, RemoteStatus: label, Message: fmt.Sprintf(
+		"The remote agent requires authentication the host cannot provide (task state auth-required)%s The host authenticates to agent %q with %s%s. "+
+			"The host's auth configuration for this agent must change; retrying will not help.", remote.Suffix(question), f.spec.Key, how, declared)}
+}
+
+// inputTimeout ends a delegation whose question was not answered in time:
+// the remote task is cancelled (reason input_timeout).
+func (f *inflight) inputTimeout(ctx context.Context) {
+	f.settleCancel(f.cancelRemote(ctx, "input_timeout"))
+	f.finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeInputRequired, RemoteStatus: f.tr.State().Label(),
+		Message: "The remote agent needs input that was not provided before the timeout" + remote.Suffix(f.tr.Question())})
 }
 
 // stopped ends a delegation whose context ended: host timeout or cancellation.
@@ -519,8 +653,9 @@ func (f *inflight) send(ev delegation.DelegationEvent) {
 		}
 		ev.Artifact = &a
 	}
-	if ev.Kind == delegation.DelegationInputRequired {
-		// Accept answers from the moment the UI can see the question.
+	if ev.Kind == delegation.DelegationInputRequired && f.spec.Policy.InputMode() == registry.InputRequiredSurface {
+		// Accept answers from the moment the UI can see the question (a
+		// question returned to the parent is answered by the parent only).
 		d.setWaiting(f, true)
 	}
 	d.bus.Publish(ev)
@@ -559,10 +694,9 @@ func redactRaw(red func(string) string, raw map[string]any) map[string]any {
 	return raw
 }
 
-// result builds the tool result, completes the audit record and logs the end.
-func (f *inflight) result() delegation.Result {
-	d := f.d
-	red := d.reg.Secrets().Redact
+// snapshot is the tool result as the transcript stands, without status.
+func (f *inflight) snapshot() delegation.Result {
+	red := f.d.reg.Secrets().Redact
 	tr := f.tr
 	res := delegation.Result{DelegationID: f.id, Agent: f.spec.Key, RemoteProtocol: f.spec.Protocol, RemoteTaskID: tr.TaskID(), RemoteContextID: tr.ContextID(),
 		Summary: red(tr.Summary()), Artifacts: tr.Artifacts(), Messages: tr.Messages()}
@@ -576,6 +710,34 @@ func (f *inflight) result() delegation.Result {
 	if tr.TaskID() != "" {
 		res.RawTask = &delegation.RawTask{Provider: f.spec.Protocol, TaskID: tr.TaskID()}
 	}
+	return res
+}
+
+// parkedResult is the result of a call that returns the remote's question
+// to the parent (input_required policy "return"): status input_required,
+// the question, and the reference to continue with.
+func (f *inflight) parkedResult() delegation.Result {
+	red := f.d.reg.Secrets().Redact
+	res := f.snapshot()
+	question := red(f.tr.Question())
+	res.Status = delegation.StatusInputRequired
+	res.Question = question
+	res.Continue = &delegation.ContinueRef{DelegationID: f.id}
+	res.Error = &delegation.DelegationError{Code: delegation.CodeInputRequired, Retryable: true, RemoteStatus: f.tr.State().Label(),
+		Message: fmt.Sprintf("The remote agent needs more input%s Answer it (ask your user if you cannot), then call the tool again with "+
+			`continue: {"delegation_id": %q} and the answer as objective, within %s; the remote task waits until then.`,
+			remote.Suffix(question), f.id, f.spec.Policy.MaxTimeout)}
+	f.log.Info("delegation parked: the question was returned to the parent", "remote_task_id", f.tr.TaskID())
+	return res
+}
+
+// result builds the final tool result, completes the audit record and
+// logs the end.
+func (f *inflight) result() delegation.Result {
+	d := f.d
+	red := d.reg.Secrets().Redact
+	tr := f.tr
+	res := f.snapshot()
 	switch tr.Terminal() {
 	case delegation.DelegationFinished:
 		res.Status = delegation.StatusCompleted

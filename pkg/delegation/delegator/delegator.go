@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed0634/agentadaptor/internal/sanitize"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/artifact"
 	"github.com/seed0634/agentadaptor/pkg/delegation/audit"
@@ -408,6 +409,86 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// park leaves f waiting for its parent's answer (input_required policy
+// "return"): it stays active (its run and Close wait for it, its
+// concurrency slot stays taken) until a call continues it (resume), or a
+// park watcher owned by the Delegator ends it: after the policy's
+// MaxTimeout (the remote task is cancelled, input_required), when its run
+// ends or is cancelled, or when the Delegator closes.
+func (d *Delegator) park(f *inflight) {
+	resumed := make(chan struct{})
+	d.mu.Lock()
+	f.parked, f.resumed = true, resumed
+	d.wg.Add(1)
+	d.mu.Unlock()
+	go d.watchParked(f, resumed)
+}
+
+// unpark hands the parked delegation req.Continue names to the calling
+// tool call, or says why it cannot.
+func (d *Delegator) unpark(req Request) (*inflight, *delegation.DelegationError) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f := d.active[req.Continue]
+	if f == nil || f.req.RunID != req.RunID || !f.parked {
+		return nil, &delegation.DelegationError{Code: delegation.CodeInvalidInput, Message: fmt.Sprintf(
+			"continue.delegation_id %q names no delegation of this run that waits for an answer (it may have ended, timed out, "+
+				"be running, or never have returned input_required); start a new delegation instead", sanitize.Line(req.Continue, 64))}
+	}
+	if f.spec.Key != req.Agent {
+		return nil, &delegation.DelegationError{Code: delegation.CodeInvalidInput, Message: fmt.Sprintf(
+			"continue.delegation_id %q is a delegation to agent %q, not %q", f.id, f.spec.Key, sanitize.Line(req.Agent, 64))}
+	}
+	f.parked, f.park = false, false
+	close(f.resumed)
+	return f, nil
+}
+
+// claimParked takes a parked delegation for its watcher; false when a
+// continuing call took it first.
+func (d *Delegator) claimParked(f *inflight) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !f.parked {
+		return false
+	}
+	f.parked = false
+	return true
+}
+
+// watchParked ends a parked delegation nobody continues: see park.
+func (d *Delegator) watchParked(f *inflight, resumed <-chan struct{}) {
+	defer d.wg.Done()
+	timer := time.NewTimer(f.spec.Policy.MaxTimeout)
+	defer timer.Stop()
+	var runDone <-chan struct{}
+	if f.run != nil {
+		runDone = f.run.ctx.Done()
+	}
+	var cause error
+	select {
+	case <-resumed:
+		return
+	case <-timer.C:
+		cause = errHostTimeout
+	case <-runDone:
+		cause = context.Cause(f.run.ctx)
+	case <-d.ctx.Done():
+		cause = errClosed
+	}
+	if !d.claimParked(f) {
+		return
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	if cause == errHostTimeout {
+		f.inputTimeout(ctx)
+	} else {
+		f.stopped(ctx)
+	}
+	f.end()
 }
 
 // stickyKey returns the key under which a sticky context is remembered ("" for ephemeral).

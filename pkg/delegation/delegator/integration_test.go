@@ -140,7 +140,9 @@ func TestDelegateNonStreamingFallbackPolls(t *testing.T) {
 	})
 	srv.Release(srvTaskID(t, sub))
 	res := <-done
-	if res.Status != delegation.StatusCompleted || res.Summary != "Legacy result" {
+	// The task's output (its assistant text) is the answer, not the
+	// final status message.
+	if res.Status != delegation.StatusCompleted || res.Summary != "Legacy answer." || len(res.Messages) != 1 || res.Messages[0].Text != "Legacy answer." {
 		t.Fatalf("result %+v", res)
 	}
 	evs := rec.WaitTerminals(t, 1)
@@ -321,7 +323,7 @@ func TestDelegateStreamDisconnectRecovers(t *testing.T) {
 	e := env.NewEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv)})
 	rec := e.Record(t, "run-d")
 	res := e.D.Delegate(dt.Ctx(t), delegator.Request{RunID: "run-d", Agent: "research", Objective: "x"})
-	if res.Status != delegation.StatusCompleted || res.Summary != "recovered" {
+	if res.Status != delegation.StatusCompleted || res.Summary != "after reconnect" {
 		t.Fatalf("result %+v err %+v", res, res.Error)
 	}
 	evs := rec.WaitTerminals(t, 1)
@@ -478,7 +480,7 @@ func TestDelegateInputRequiredAnswered(t *testing.T) {
 		t.Errorf("answer: %d", c)
 	}
 	res := <-done
-	if res.Status != delegation.StatusCompleted || res.Summary != "Done for 2024" {
+	if res.Status != delegation.StatusCompleted || res.Summary != "Answer for the year." {
 		t.Fatalf("result %+v err %+v", res, res.Error)
 	}
 	if c := post("run-i", ir.DelegationID, `{"text": "again"}`); c != 404 {
@@ -702,7 +704,7 @@ func TestDelegateEndpointOnlyAgent(t *testing.T) {
 	e := env.NewEnv(t, []registry.RemoteAgentSpec{{Key: "direct", Protocol: delegation.ProtocolA2A, EndpointURL: srv.URL() + "/jsonrpc", AuthRef: "env:" + dt.SecretEnv,
 		Capabilities: registry.RemoteCapabilities{Streaming: true}, Policy: registry.DefaultPolicy()}})
 	res := e.D.Delegate(dt.Ctx(t), delegator.Request{RunID: "run-e", Agent: "direct", Objective: "x"})
-	if res.Status != delegation.StatusCompleted || res.Summary != "ok" {
+	if res.Status != delegation.StatusCompleted || res.Summary != "hi" {
 		t.Fatalf("%+v %+v", res, res.Error)
 	}
 	if len(srv.RequestsFor("AgentCard")) != 0 || len(srv.RequestsFor("SendStreamingMessage")) != 1 {
@@ -731,4 +733,40 @@ func TestRemoteEchoedSecretInIDsIsScrubbed(t *testing.T) {
 	dt.NoSecret(t, "tool result", res)
 	recs := e.D.Audit().ListRun("run-echo")
 	dt.NoSecret(t, "audit", recs)
+}
+
+// TestDelegateGenericRemoteAnswerReachesTheParent: a generic A2A remote
+// (not behind pkg/bridges/a2a: no agent-adaptor-result) streams its answer
+// as artifacts and completes with a bare "done": the parent model receives
+// the answer, the UI still gets the artifact by reference
+// (docs/design.md#tool-contract).
+func TestDelegateGenericRemoteAnswerReachesTheParent(t *testing.T) {
+	dt.CheckLeaks(t)
+	for _, tc := range []struct {
+		name  string
+		steps []any
+		want  string
+		arts  int
+	}{
+		{"assistant-output", []any{fakea2a.Working("Thinking..."), fakea2a.TextChunks("The answer ", "is 42."), fakea2a.Completed("done")}, "The answer is 42.", 0},
+		{"text artifact", []any{fakea2a.Working("Thinking..."), dt.TextArtifact("answer.md", "text/markdown", "# 42\nThe answer."), fakea2a.Completed("done")}, "# 42\nThe answer.", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := dt.StreamingFake(t, tc.steps...)
+			e := env.NewEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("generic", srv)})
+			rec := e.Record(t, "run-g")
+			res := e.D.Delegate(dt.Ctx(t), delegator.Request{RunID: "run-g", Agent: "generic", Objective: "What is the answer?"})
+			if res.Status != delegation.StatusCompleted || res.Summary != tc.want || len(res.Messages) != 1 || res.Messages[0].Text != tc.want {
+				t.Fatalf("result %+v", res)
+			}
+			if len(res.Artifacts) != tc.arts || (tc.arts > 0 && res.Artifacts[0].URI == "") {
+				t.Errorf("artifacts %+v", res.Artifacts)
+			}
+			evs := rec.WaitTerminals(t, 1)
+			dt.CheckLifecycle(t, evs)
+			if fin := dt.OfKind(evs, delegation.DelegationFinished); len(fin) != 1 || fin[0].Text != tc.want {
+				t.Errorf("finished %+v", fin)
+			}
+		})
+	}
 }

@@ -1,5 +1,6 @@
 // Package mcptool exposes the delegator to local agent CLIs as MCP tools:
-// delegate_to_agent (agent key, objective, optional input and constraints)
+// delegate_to_agent (agent key, objective, optional input and constraints,
+// or continue{delegation_id} to answer a question a delegation returned)
 // and the registry's named shortcuts, on a streamable-HTTP MCP endpoint
 // (official MCP Go SDK) that listens on loopback only and accepts only the
 // live per-run bearer tokens it hands out (docs/design.md#tool-contract,

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	agentadaptor "github.com/seed0634/agentadaptor"
 	env "github.com/seed0634/agentadaptor/internal/delegationenv"
 	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
@@ -246,7 +247,7 @@ func TestEndToEndRealPathContracts(t *testing.T) {
 	dt.CheckLeaks(t)
 	srv := dt.Fake(t, fakea2a.Options{Name: "research", Streaming: true, Behavior: fakea2a.Script(fakea2a.Steps(
 		fakea2a.Working("Searching official A2A SDK examples..."), fakea2a.TextChunks("REMOTE-STREAM-TEXT ", "more."),
-		dt.TextArtifact("notes.md", "text/markdown", "ARTIFACT-CONTENT-MARKER"), fakea2a.Completed("Remote summary."))...)})
+		dataArtifact("notes.json", "ARTIFACT-CONTENT-MARKER"), fakea2a.Completed("Remote summary."))...)})
 	p, err := newParentHarness([]registry.RemoteAgentSpec{dt.SpecFor("research", srv)}, map[string]*fakea2a.Server{"research": srv})
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +269,9 @@ func TestEndToEndRealPathContracts(t *testing.T) {
 		t.Fatal(err)
 	}
 	del, _ := out["delegation_id"].(string)
-	if !strings.HasPrefix(res.Output, "Result: completed / Remote summary. / host://delegations/"+del+"/artifacts/") {
+	// The summary is the task's output, not its final status message; the
+	// (non-text) artifact is only referenced.
+	if !strings.HasPrefix(res.Output, "Result: completed / REMOTE-STREAM-TEXT more. / host://delegations/"+del+"/artifacts/") {
 		t.Errorf("output %q", res.Output)
 	}
 	raw := string(res.RawStreams.Stdout) + string(res.RawStreams.Stderr)
@@ -304,4 +307,12 @@ func TestEndToEndRealPathContracts(t *testing.T) {
 	if token == "" {
 		t.Error("the SDK gave the run no token")
 	}
+}
+
+// dataArtifact is a complete JSON (DataPart) artifact: not text, so it is
+// referenced by URI only and never part of the summary
+// (docs/design.md#tool-contract).
+func dataArtifact(name, marker string) fakea2a.Step {
+	return fakea2a.Artifact(fakea2a.ArtifactSpec{ID: name, Name: name, LastChunk: true,
+		Parts: []*a2a.Part{a2a.NewDataPart(map[string]any{"marker": marker})}})
 }

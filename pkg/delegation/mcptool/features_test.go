@@ -258,7 +258,9 @@ func initScenario(t *testing.T, sc *godog.ScenarioContext) {
 			return err
 		}
 		res, _ := w.p.finish()
-		if out["status"] != "completed" || out["summary"] != "Legacy result: 42" || res.Output != "Got: Legacy result: 42" {
+		// The remote's answer is its output (the assistant text), not the
+		// final status message "Legacy result: 42".
+		if out["status"] != "completed" || out["summary"] != "Legacy answer." || res.Output != "Got: Legacy answer." {
 			return fmt.Errorf("tool result %v, output %q", out, res.Output)
 		}
 		return nil
@@ -409,7 +411,8 @@ func initScenario(t *testing.T, sc *godog.ScenarioContext) {
 		if err != nil {
 			return err
 		}
-		if out["status"] != "completed" || res.Output != "Report for 2024" {
+		// The answer is the task's output after the input, not its final status message.
+		if out["status"] != "completed" || res.Output != "Using the year given." {
 			return fmt.Errorf("tool result %v output %q", out, res.Output)
 		}
 		for _, r := range w.fakes["research"].RequestsFor("SendStreamingMessage") {
@@ -483,7 +486,7 @@ func initScenario(t *testing.T, sc *godog.ScenarioContext) {
 		}
 		select {
 		case out := <-w.second:
-			if out["status"] != "completed" || out["summary"] != "review done" {
+			if out["status"] != "completed" || out["summary"] != "review says hello." {
 				return fmt.Errorf("parallel call result %v", out)
 			}
 		case <-time.After(30 * time.Second):

@@ -15,6 +15,8 @@ func FuzzToolInput(f *testing.F) {
 		`{"agent":"research","objective":"x","endpoint_url":"http://evil"}`,
 		`{"agent":"","objective":""}`, `null`, `[]`, `{}`, `{"agent":"a","objective":"b"} {}`, `{"agent":1}`,
 		`{"agent":"a","objective":"b","constraints":{"timeout_seconds":-1}}`, `{"Agent":"a","OBJECTIVE":"b"}`,
+		`{"agent":"research","objective":"2024","continue":{"delegation_id":"del-0123456789abcdef01234567"}}`,
+		`{"agent":"research","objective":"2024","continue":{"delegation_id":"del-1"},"input":{"prompt":"p"}}`, `{"agent":"a","objective":"b","continue":{}}`,
 	} {
 		f.Add([]byte(s), false)
 		f.Add([]byte(s), true)
@@ -37,12 +39,15 @@ func FuzzToolInput(f *testing.F) {
 		if req.RunID != "" || req.ParentToolCallID != "" || req.SessionKey != "" {
 			t.Fatalf("tool input set host-owned fields: %+v", req)
 		}
+		if req.Continue != "" && (!strings.HasPrefix(req.Continue, "del-") || req.Input.Prompt != "" || req.Input.Context != "" || len(req.Input.Artifacts) > 0) {
+			t.Fatalf("accepted continue %+v", req)
+		}
 		// Whatever was accepted has only the known fields.
 		var generic map[string]any
 		if json.Unmarshal(data, &generic) == nil {
 			for k := range generic {
 				switch k {
-				case "agent", "objective", "input", "constraints":
+				case "agent", "objective", "input", "constraints", "continue":
 				default:
 					t.Fatalf("unknown field %q accepted", k)
 				}

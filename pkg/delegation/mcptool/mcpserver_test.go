@@ -229,7 +229,9 @@ func TestMCPToolMapsKeyAndRunFromToken(t *testing.T) {
 	chA := callAsync(dt.Ctx(t), ca, mcptool.ToolName, map[string]any{"agent": "research", "objective": "a"}, mcp.Meta{mcptool.MetaClaudeToolUseID: "toolu-A"})
 	chB := callAsync(dt.Ctx(t), cb, mcptool.ToolName, map[string]any{"agent": "review", "objective": "b"}, mcp.Meta{mcptool.MetaCodexCallID: "call-B"})
 	outA, outB := <-chA, <-chB
-	if outA["summary"] != "research done" || outB["summary"] != "review done" {
+	// research streams text (its output wins over "research done"); review
+	// has no output, so its final status message is the answer.
+	if outA["summary"] != "from research" || outB["summary"] != "review done" {
 		t.Fatalf("results %v / %v", outA, outB)
 	}
 	if len(srvA.RequestsFor("SendStreamingMessage")) != 1 || len(srvB.RequestsFor("SendStreamingMessage")) != 1 {
@@ -451,5 +453,51 @@ func TestMCPEndpointRefusesBrowsersAndChallenges(t *testing.T) {
 	}
 	if resp := post(tokenA, ""); resp.StatusCode != http.StatusOK {
 		t.Errorf("the CLI's request: %d", resp.StatusCode)
+	}
+}
+
+// TestMCPInputRequiredReturnAndContinue: over MCP, the input_required
+// policy "return" answers the call at once with the question and a
+// continue object; the parent's next call with continue (and strong
+// correlation _meta) goes on with the same delegation to its end.
+func TestMCPInputRequiredReturnAndContinue(t *testing.T) {
+	dt.CheckLeaks(t)
+	srv := dt.StreamingFake(t, fakea2a.InputRequired("Which year?"), fakea2a.TextChunks("Report for 2024."), fakea2a.Completed("done"))
+	e := newEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv, func(s *registry.RemoteAgentSpec) {
+		s.Policy.InputRequired = registry.InputRequiredReturn
+		s.Shortcut = "delegate_to_research_agent"
+	})})
+	e.ensureRun(t, "run-1", tokenA)
+	rec := e.Record(t, "run-1")
+	c, err := e.connect(t, tokenA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tool, err := range c.session.Tools(dt.Ctx(t), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(tool.InputSchema); !strings.Contains(string(b), `"continue":{"additionalProperties":false`) {
+			t.Errorf("%s schema without continue: %s", tool.Name, b)
+		}
+	}
+	res, out := call(t, dt.Ctx(t), c, mcptool.ToolName, map[string]any{"agent": "research", "objective": "Write the report."}, mcp.Meta{mcptool.MetaClaudeToolUseID: "toolu-1"})
+	cont, _ := out["continue"].(map[string]any)
+	if !res.IsError || out["status"] != "input_required" || out["question"] != "Which year?" || errCode(out) != string(delegation.CodeInputRequired) ||
+		cont["delegation_id"] != out["delegation_id"] {
+		t.Fatalf("first call %v", out)
+	}
+	res, out2 := call(t, dt.Ctx(t), c, "delegate_to_research_agent", map[string]any{"objective": "2024", "continue": cont}, mcp.Meta{mcptool.MetaClaudeToolUseID: "toolu-2"})
+	if res.IsError || out2["status"] != "completed" || out2["summary"] != "Report for 2024." || out2["delegation_id"] != out["delegation_id"] || out2["continue"] != nil {
+		t.Fatalf("continuing call %v", out2)
+	}
+	evs := rec.WaitTerminals(t, 1)
+	dt.CheckLifecycle(t, evs)
+	var continued bool
+	for _, ev := range evs {
+		continued = continued || (ev.Status == delegation.StatusInputProvided && ev.Raw["continue_tool_call_id"] == "toolu-2")
+	}
+	if !continued {
+		t.Errorf("no input_provided naming the continuing call: %s", dt.KindsOf(evs))
 	}
 }

@@ -88,3 +88,31 @@ func TestToolInputHasNoURLField(t *testing.T) {
 		}
 	}
 }
+
+// continue{delegation_id} is the only way to name a delegation: strict like
+// the rest, and with the answer only (docs/design.md#tool-contract).
+func TestToolInputContinue(t *testing.T) {
+	req, derr := mcptool.DecodeToolInput([]byte(`{"agent":"research","objective":"2024","continue":{"delegation_id":"del-0123456789abcdef01234567"}}`), "")
+	if derr != nil || req.Continue != "del-0123456789abcdef01234567" || req.Objective != "2024" || req.Agent != "research" {
+		t.Fatalf("%+v %v", req, derr)
+	}
+	req, derr = mcptool.DecodeToolInput([]byte(`{"objective":"2024","continue":{"delegation_id":"del-0123456789abcdef01234567"}}`), "research")
+	if derr != nil || req.Continue == "" || req.Agent != "research" {
+		t.Fatalf("shortcut: %+v %v", req, derr)
+	}
+	for _, in := range []string{
+		`{"agent":"research","objective":"2024","continue":{}}`,
+		`{"agent":"research","objective":"2024","continue":{"delegation_id":""}}`,
+		`{"agent":"research","objective":"2024","continue":"del-0123456789abcdef01234567"}`,
+		`{"agent":"research","objective":"2024","continue":{"delegation_id":"del-0123456789abcdef01234567","task_id":"t"}}`,
+		`{"agent":"research","objective":"2024","continue":{"Delegation_ID":"del-0123456789abcdef01234567"}}`,
+		`{"agent":"research","objective":"2024","continue":{"delegation_id":"http://evil.example"}}`,
+		`{"agent":"research","objective":"","continue":{"delegation_id":"del-0123456789abcdef01234567"}}`,
+		`{"agent":"research","objective":"2024","continue":{"delegation_id":"del-0123456789abcdef01234567"},"input":{"prompt":"p"}}`,
+		`{"agent":"research","objective":"2024","continue":{"delegation_id":"del-0123456789abcdef01234567"},"constraints":{"timeout_seconds":5}}`,
+	} {
+		if _, derr := mcptool.DecodeToolInput([]byte(in), ""); derr == nil || derr.Code != delegation.CodeInvalidInput {
+			t.Errorf("%s: %v", in, derr)
+		}
+	}
+}

@@ -24,7 +24,9 @@ func toolDescription(reg *registry.Registry) string {
 	b.WriteString("Delegate a bounded task to a host-curated remote agent and wait for its structured result ")
 	b.WriteString("(status, summary, artifact references, remote task and context ids). The remote agent works in its own ")
 	b.WriteString("workspace with its own tools: put everything it needs in objective and input; local files are not shared. ")
-	b.WriteString("Its live progress is shown to the user separately. Name the agent by its registry key; URLs are never accepted.\n")
+	b.WriteString("Its live progress is shown to the user separately. Name the agent by its registry key; URLs are never accepted. ")
+	b.WriteString("If a result has status input_required and a continue object, the remote agent is waiting for an answer to its question: ")
+	b.WriteString("call the tool again with that continue object and the answer as objective.\n")
 	b.WriteString("Available agents:")
 	for _, k := range reg.Keys() {
 		spec, _ := reg.Spec(k)
@@ -57,6 +59,9 @@ func toolSchema(keys []string, withAgent bool) map[string]any {
 				"uri":  str("Artifact reference, e.g. a host://delegations/... URI from an earlier delegation result."),
 			}, "name", "uri")},
 		}),
+		"continue": obj(map[string]any{
+			"delegation_id": str("The delegation_id of an input_required result that has a continue object: objective is then the answer to the remote agent's question, sent to the same remote task (no input, no constraints)."),
+		}, "delegation_id"),
 		"constraints": obj(map[string]any{
 			"timeout_seconds": map[string]any{"type": "integer", "minimum": 1, "description": "Upper bound on the delegation's duration; the host may lower it."},
 			"stream":          map[string]any{"type": "boolean", "description": "false to ask for a non-streaming remote task."},
@@ -73,21 +78,23 @@ func toolSchema(keys []string, withAgent bool) map[string]any {
 
 // toolInput is the decoded delegate_to_agent input.
 type toolInput struct {
-	Agent       string                `json:"agent"`
-	Objective   string                `json:"objective"`
-	Input       *delegator.TaskInput  `json:"input,omitempty"`
-	Constraints *registry.Constraints `json:"constraints,omitempty"`
+	Agent       string                  `json:"agent"`
+	Objective   string                  `json:"objective"`
+	Input       *delegator.TaskInput    `json:"input,omitempty"`
+	Constraints *registry.Constraints   `json:"constraints,omitempty"`
+	Continue    *delegation.ContinueRef `json:"continue,omitempty"`
 }
 
 // shortcutInput is the input of a named shortcut: no agent field.
 type shortcutInput struct {
-	Objective   string                `json:"objective"`
-	Input       *delegator.TaskInput  `json:"input,omitempty"`
-	Constraints *registry.Constraints `json:"constraints,omitempty"`
+	Objective   string                  `json:"objective"`
+	Input       *delegator.TaskInput    `json:"input,omitempty"`
+	Constraints *registry.Constraints   `json:"constraints,omitempty"`
+	Continue    *delegation.ContinueRef `json:"continue,omitempty"`
 }
 
 // DecodeToolInput strictly decodes tool arguments into a Request (agent,
-// objective, input, constraints): unknown fields at any level (such as
+// objective, input, constraints, continue): unknown fields at any level (such as
 // endpoint_url), wrong types, trailing data and missing required fields are
 // invalid_input errors. fixedAgent, for a shortcut, is the agent key; the
 // input then must not name one.
@@ -108,7 +115,7 @@ func DecodeToolInput(raw []byte, fixedAgent string) (delegator.Request, *delegat
 	} else {
 		var sc shortcutInput
 		err = dec.Decode(&sc)
-		in = toolInput{Agent: fixedAgent, Objective: sc.Objective, Input: sc.Input, Constraints: sc.Constraints}
+		in = toolInput{Agent: fixedAgent, Objective: sc.Objective, Input: sc.Input, Constraints: sc.Constraints, Continue: sc.Continue}
 	}
 	if err == nil && dec.More() {
 		err = errors.New("trailing data after the arguments object")
@@ -136,7 +143,7 @@ func DecodeToolInput(raw []byte, fixedAgent string) (delegator.Request, *delegat
 			if strings.Contains(lf, "url") || strings.Contains(lf, "endpoint") || strings.Contains(lf, "token") || strings.Contains(lf, "auth") {
 				return bad("unknown field %s: remote agents are chosen by registry key only; URLs and credentials are never accepted", sanitize.Truncate(f, 80))
 			}
-			return bad("unknown field %s; allowed: agent, objective, input{prompt, context, artifacts[{name, uri}]}, constraints{timeout_seconds, stream, max_artifacts}", sanitize.Truncate(f, 80))
+			return bad("unknown field %s; allowed: agent, objective, input{prompt, context, artifacts[{name, uri}]}, constraints{timeout_seconds, stream, max_artifacts}, continue{delegation_id}", sanitize.Truncate(f, 80))
 		}
 		return bad("invalid arguments: %s", sanitize.Truncate(strings.TrimPrefix(msg, "json: "), 200))
 	}
@@ -146,6 +153,12 @@ func DecodeToolInput(raw []byte, fixedAgent string) (delegator.Request, *delegat
 	}
 	if in.Constraints != nil {
 		req.Constraints = *in.Constraints
+	}
+	if in.Continue != nil {
+		if in.Continue.DelegationID == "" {
+			return bad("continue.delegation_id is required")
+		}
+		req.Continue = in.Continue.DelegationID
 	}
 	if derr := delegator.ValidateRequest(&req); derr != nil {
 		return delegator.Request{}, derr
@@ -157,8 +170,9 @@ func DecodeToolInput(raw []byte, fixedAgent string) (delegator.Request, *delegat
 var (
 	inputFields       = map[string]any{"prompt": nil, "context": nil, "artifacts": map[string]any{"name": nil, "uri": nil}}
 	constraintsFields = map[string]any{"timeout_seconds": nil, "stream": nil, "max_artifacts": nil}
-	toolFields        = map[string]any{"agent": nil, "objective": nil, "input": inputFields, "constraints": constraintsFields}
-	shortcutFields    = map[string]any{"objective": nil, "input": inputFields, "constraints": constraintsFields}
+	continueFields    = map[string]any{"delegation_id": nil}
+	toolFields        = map[string]any{"agent": nil, "objective": nil, "input": inputFields, "constraints": constraintsFields, "continue": continueFields}
+	shortcutFields    = map[string]any{"objective": nil, "input": inputFields, "constraints": constraintsFields, "continue": continueFields}
 )
 
 // inexactKey returns the first object key of raw (recursively, following

@@ -32,6 +32,25 @@ const (
 	AuditFull = "full"
 )
 
+// Input-required modes of DelegationPolicy.InputRequired: what a delegation
+// does when the remote task asks for input (docs/design.md#registry-and-policy).
+const (
+	// InputRequiredSurface publishes subagent.input_required and blocks
+	// the tool call until the input is answered (the UI's input route) or
+	// the delegation times out.
+	InputRequiredSurface = "surface"
+	// InputRequiredFail cancels the remote task and fails the delegation
+	// with input_required_unsupported.
+	InputRequiredFail = "fail"
+	// InputRequiredReturn publishes subagent.input_required and returns at
+	// once with status input_required and the question: the parent model
+	// answers by calling the tool again with continue.delegation_id, which
+	// continues the same remote task and context. The delegation stays
+	// parked (no terminal event) until then, at most MaxTimeout, and ends
+	// with its parent run.
+	InputRequiredReturn = "return"
+)
+
 // Policy defaults, applied by [DelegationPolicy.WithDefaults] to zero fields.
 const (
 	DefaultMaxTimeout          = 5 * time.Minute
@@ -71,8 +90,13 @@ type DelegationPolicy struct {
 	// AllowInputRequired surfaces remote input-required states as
 	// subagent.input_required and blocks the tool call until the input is
 	// answered or the delegation times out. When false the remote task is
-	// cancelled and the tool returns input_required_unsupported.
+	// cancelled and the tool returns input_required_unsupported. It is the
+	// two-way form of InputRequired (true: surface, false: fail); when
+	// InputRequired is set it wins (read the mode with InputMode).
 	AllowInputRequired bool
+	// InputRequired is InputRequiredSurface, InputRequiredFail or
+	// InputRequiredReturn; "" derives it from AllowInputRequired.
+	InputRequired string
 	// AllowRemoteArtifacts stores remote artifacts in the host artifact
 	// store and references them by host:// URI. When false their metadata
 	// is still reported but the content is discarded (no URI).
@@ -123,6 +147,19 @@ func (p DelegationPolicy) WithDefaults() DelegationPolicy {
 	return p
 }
 
+// InputMode returns what a delegation does when the remote asks for input:
+// InputRequired when set, else InputRequiredSurface if AllowInputRequired,
+// else InputRequiredFail.
+func (p DelegationPolicy) InputMode() string {
+	switch {
+	case p.InputRequired != "":
+		return p.InputRequired
+	case p.AllowInputRequired:
+		return InputRequiredSurface
+	}
+	return InputRequiredFail
+}
+
 // Validate reports a policy field with an unknown or negative value.
 func (p DelegationPolicy) Validate() error {
 	switch p.ContextPolicy {
@@ -134,6 +171,15 @@ func (p DelegationPolicy) Validate() error {
 	case "", AuditMinimal, AuditStandard, AuditFull:
 	default:
 		return fmt.Errorf("policy.audit_level %q is not %s, %s or %s", p.AuditLevel, AuditMinimal, AuditStandard, AuditFull)
+	}
+	switch p.InputRequired {
+	case "", InputRequiredSurface, InputRequiredReturn:
+	case InputRequiredFail:
+		if p.AllowInputRequired {
+			return fmt.Errorf("policy.input_required %q contradicts allow_input_required true", p.InputRequired)
+		}
+	default:
+		return fmt.Errorf("policy.input_required %q is not %s, %s or %s", p.InputRequired, InputRequiredSurface, InputRequiredFail, InputRequiredReturn)
 	}
 	if p.MaxTimeout < 0 || p.MaxArtifactBytes < 0 || p.MaxConcurrentPerRun < 0 || p.MaxConcurrentGlobal < 0 || p.MaxReadBytes < 0 {
 		return fmt.Errorf("policy limits must not be negative")

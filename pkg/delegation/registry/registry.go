@@ -76,6 +76,11 @@ type RemoteAgentSpec struct {
 	// AuthRef names the credential ("env:NAME" or "file:/path"); the
 	// secret is resolved by the host and never shown anywhere.
 	AuthRef string
+	// Auth, for A2A agents, replaces AuthRef with a bearer token, an API
+	// key header or OAuth2 client credentials (secrets by reference), which
+	// the agent card's securitySchemes complete and must allow
+	// (docs/design.md#secrets). Exclusive with AuthRef.
+	Auth *remote.Auth
 	// Tenant is sent with every A2A request to this agent.
 	Tenant string
 	// Shortcut optionally names a dedicated tool for this agent
@@ -188,7 +193,7 @@ func New(opts Options, specs ...RemoteAgentSpec) (*Registry, error) {
 		r.agents[s.Key] = &entry{spec: s, conn: conn, info: remote.Info{Streaming: s.Capabilities.Streaming,
 			OutputModes: s.Capabilities.OutputModes, SkillIDs: s.Capabilities.SkillIDs}, perRun: map[string]int{}}
 		r.order = append(r.order, s.Key)
-		r.secrets.AddRef(s.AuthRef)
+		r.addSecrets(s)
 	}
 	return r, nil
 }
@@ -253,7 +258,28 @@ func validateSpec(s *RemoteAgentSpec) error {
 			return bad("auth_ref", `must be "env:NAME" or "file:/path" (the secret itself never goes in the spec)`)
 		}
 	}
+	if s.Auth != nil {
+		switch {
+		case s.AuthRef != "":
+			return bad("auth", "auth and auth_ref are exclusive (auth_ref is auth with scheme bearer)")
+		case s.Protocol != delegation.ProtocolA2A:
+			return bad("auth", "is supported for a2a agents; use auth_ref (a bearer token) for %s", s.Protocol)
+		}
+		if err := s.Auth.Validate(); err != nil {
+			return bad("auth", "%v", err)
+		}
+	}
 	return nil
+}
+
+// addSecrets remembers the secrets behind s's auth references.
+func (r *Registry) addSecrets(s RemoteAgentSpec) {
+	r.secrets.AddRef(s.AuthRef)
+	if s.Auth != nil {
+		for _, ref := range s.Auth.Refs() {
+			r.secrets.AddRef(ref)
+		}
+	}
 }
 
 func checkRemoteURL(raw string) error {
@@ -401,10 +427,10 @@ func (r *Registry) connect(ctx context.Context, e *entry) (remote.Agent, *Connec
 		e.fetching = done
 		e.mu.Unlock()
 
-		r.secrets.AddRef(e.spec.AuthRef)
+		r.addSecrets(e.spec)
 		a, err := e.conn.Connect(ctx, remote.Endpoint{Key: e.spec.Key, CardURL: e.spec.AgentCardURL, URL: e.spec.EndpointURL,
-			AuthRef: e.spec.AuthRef, Tenant: e.spec.Tenant, Streaming: e.spec.Capabilities.Streaming, MaxArtifactBytes: e.spec.Policy.MaxArtifactBytes,
-			MaxReadBytes: e.spec.Policy.MaxReadBytes, InterfaceOrigins: e.spec.InterfaceOrigins})
+			AuthRef: e.spec.AuthRef, Auth: e.spec.Auth, Secrets: r.secrets, Tenant: e.spec.Tenant, Streaming: e.spec.Capabilities.Streaming,
+			MaxArtifactBytes: e.spec.Policy.MaxArtifactBytes, MaxReadBytes: e.spec.Policy.MaxReadBytes, InterfaceOrigins: e.spec.InterfaceOrigins})
 
 		e.mu.Lock()
 		e.fetching = nil

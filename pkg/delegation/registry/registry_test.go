@@ -75,6 +75,21 @@ func TestRegistryValidation(t *testing.T) {
 		"context policy": func(s *registry.RemoteAgentSpec) { s.Policy.ContextPolicy = "forever" },
 		"inline secret":  func(s *registry.RemoteAgentSpec) { s.AuthRef = "sk-live-123" },
 		"shortcut name":  func(s *registry.RemoteAgentSpec) { s.Shortcut = "bad name!" },
+		"input mode":     func(s *registry.RemoteAgentSpec) { s.Policy.InputRequired = "ask" },
+		"auth and ref": func(s *registry.RemoteAgentSpec) {
+			s.AuthRef = "env:X"
+			s.Auth = &remote.Auth{Scheme: remote.AuthBearer, TokenRef: "env:X"}
+		},
+		"auth inline": func(s *registry.RemoteAgentSpec) {
+			s.Auth = &remote.Auth{Scheme: remote.AuthAPIKey, TokenRef: "sk-live-123"}
+		},
+		"auth no scheme": func(s *registry.RemoteAgentSpec) { s.Auth = &remote.Auth{TokenRef: "env:X"} },
+		"auth agui": func(s *registry.RemoteAgentSpec) {
+			s.Protocol, s.EndpointURL, s.Auth = delegation.ProtocolAGUI, "http://127.0.0.1:1/agui", &remote.Auth{Scheme: remote.AuthBearer, TokenRef: "env:X"}
+		},
+		"input conflict": func(s *registry.RemoteAgentSpec) {
+			s.Policy.InputRequired, s.Policy.AllowInputRequired = registry.InputRequiredFail, true
+		},
 	} {
 		s := baseSpec("k")
 		mod(&s)
@@ -91,6 +106,31 @@ func TestRegistryValidation(t *testing.T) {
 	got, _ := r.Spec("k")
 	if got.DisplayName != "k" || got.FetchCard != registry.FetchCardFirstCall || got.Policy.MaxTimeout != registry.DefaultMaxTimeout || got.Policy.ContextPolicy != registry.ContextEphemeral {
 		t.Errorf("defaults %+v", got)
+	}
+}
+
+// InputMode: InputRequired wins; AllowInputRequired keeps its documented
+// meaning when InputRequired is not set (true: surface, false: fail).
+func TestPolicyInputMode(t *testing.T) {
+	for _, tc := range []struct {
+		allow bool
+		mode  string
+		want  string
+	}{
+		{false, "", registry.InputRequiredFail},
+		{true, "", registry.InputRequiredSurface},
+		{false, registry.InputRequiredReturn, registry.InputRequiredReturn},
+		{true, registry.InputRequiredReturn, registry.InputRequiredReturn},
+		{false, registry.InputRequiredSurface, registry.InputRequiredSurface},
+		{false, registry.InputRequiredFail, registry.InputRequiredFail},
+	} {
+		p := registry.DelegationPolicy{AllowInputRequired: tc.allow, InputRequired: tc.mode}
+		if got := p.WithDefaults().InputMode(); got != tc.want || p.Validate() != nil {
+			t.Errorf("allow=%v mode=%q: %q (%v), want %q", tc.allow, tc.mode, got, p.Validate(), tc.want)
+		}
+	}
+	if registry.DefaultPolicy().InputMode() != registry.InputRequiredFail {
+		t.Error("the library default must stay fail")
 	}
 }
 

@@ -15,7 +15,6 @@ const (
 	MaxSummaryBytes = 8 << 10
 	MaxMessageBytes = 4 << 10
 	MaxStatusText   = 2 << 10
-	maxMessages     = 20
 	maxTrackedTexts = 256
 	maxTrackedArts  = 1024
 	maxTextBytes    = 1 << 20
@@ -68,9 +67,12 @@ type Transcript struct {
 	listed   []delegation.ResultArtifact
 	stored   int
 
+	// outOrder lists the task's output in the order it began: assistant
+	// text messages ("m" + key) and text artifacts ("a" + remote id).
+	outOrder []string
+
 	resultSummary string
 	finalText     string
-	statusMsgs    []string
 	terminal      delegation.DelegationEventKind
 	terminalError *delegation.DelegationError
 }
@@ -89,6 +91,11 @@ type artAcc struct {
 	size      int64
 	tooLarge  bool
 	announced bool
+	// text: a text/* artifact, part of the task's output; head is the
+	// start of its content (at most MaxSummaryBytes), kept for the summary
+	// even when the artifact is too large to store.
+	text bool
+	head []byte
 }
 
 // NewTranscript returns an empty transcript applying cfg.
@@ -159,16 +166,9 @@ func (t *Transcript) Question() string { return t.question }
 func (t *Transcript) SetResultSummary(s string) { t.resultSummary = sanitize.Text(s, MaxSummaryBytes) }
 
 // SetFinalText records the text that came with the terminal state (or a
-// direct reply that created no task).
+// direct reply that created no task). Status messages of a working task are
+// progress: they are never recorded here (docs/design.md#tool-contract).
 func (t *Transcript) SetFinalText(s string) { t.finalText = s }
-
-// AddStatusMessage remembers a status message (the last few are kept).
-func (t *Transcript) AddStatusMessage(s string) {
-	if len(t.statusMsgs) >= maxMessages {
-		t.statusMsgs = t.statusMsgs[1:]
-	}
-	t.statusMsgs = append(t.statusMsgs, s)
-}
 
 // Terminal returns the kind of the terminal event, "" while the
 // delegation is open.
@@ -188,6 +188,7 @@ func (t *Transcript) message(key string) *textMsg {
 		msg = &textMsg{id: key}
 		t.texts[key] = msg
 		t.textOrder = append(t.textOrder, key)
+		t.outOrder = append(t.outOrder, "m"+key)
 	}
 	return msg
 }
@@ -360,9 +361,12 @@ func (t *Transcript) Artifact(p ArtifactPart) []delegation.DelegationEvent {
 			meta.MimeType = "text/plain"
 		}
 		meta.ID = t.uniqueHostID(meta.ID)
-		acc = &artAcc{remoteID: rid, meta: meta}
+		acc = &artAcc{remoteID: rid, meta: meta, text: strings.HasPrefix(meta.MimeType, "text/")}
 		t.arts[rid] = acc
 		t.artOrder = append(t.artOrder, rid)
+		if acc.text {
+			t.outOrder = append(t.outOrder, "a"+rid)
+		}
 	}
 	if acc.announced && !p.Append && !p.Snapshot {
 		acc.announced, acc.content, acc.size, acc.tooLarge = false, nil, 0, false
@@ -371,7 +375,10 @@ func (t *Transcript) Artifact(p ArtifactPart) []delegation.DelegationEvent {
 		return nil
 	}
 	if !p.Append {
-		acc.content, acc.size, acc.tooLarge = nil, 0, false
+		acc.content, acc.size, acc.tooLarge, acc.head = nil, 0, false, acc.head[:0]
+	}
+	if acc.text && len(acc.head) < MaxSummaryBytes {
+		acc.head = append(acc.head, p.Content[:min(len(p.Content), MaxSummaryBytes-len(acc.head))]...)
 	}
 	acc.size += int64(len(p.Content))
 	if acc.tooLarge || acc.size > t.cfg.MaxArtifactBytes {
@@ -446,36 +453,70 @@ func (t *Transcript) Finish(kind delegation.DelegationEventKind, derr *delegatio
 	return append(out, delegation.DelegationEvent{Kind: kind, Status: status, Text: sanitize.Truncate(t.Summary(), MaxStatusText), Error: derr})
 }
 
-// Summary is the concise text for the parent: the remote's structured
-// summary, else the final status text, else the last assistant message,
-// else the last status message.
+// Output returns the task's output text: its assistant text messages and
+// the content of its text (text/*) artifacts, in the order they began,
+// separated by blank lines and bounded to MaxSummaryBytes. In A2A the
+// artifacts are a task's output; its status messages are progress.
+func (t *Transcript) Output() string {
+	var parts []string
+	size := 0
+	for _, ref := range t.outOrder {
+		if size > MaxSummaryBytes {
+			break
+		}
+		var s string
+		if key, ok := strings.CutPrefix(ref, "m"); ok {
+			s = t.texts[key].String()
+		} else if acc := t.arts[ref[1:]]; acc != nil {
+			s = string(acc.head)
+		}
+		if s = strings.TrimSpace(s); s != "" {
+			parts = append(parts, s)
+			size += len(s) + 2
+		}
+	}
+	return sanitize.Truncate(sanitize.Text(strings.Join(parts, "\n\n"), MaxSummaryBytes), MaxSummaryBytes)
+}
+
+// Summary is the concise text for the parent
+// (docs/design.md#tool-contract): the remote's structured summary, else
+// the task's output (Output), else the final status text. Status messages
+// of a working task never make the summary.
 func (t *Transcript) Summary() string {
 	if t.resultSummary != "" {
 		return t.resultSummary
 	}
-	if t.finalText != "" {
-		return sanitize.Truncate(t.finalText, MaxSummaryBytes)
+	if s := t.Output(); s != "" {
+		return s
 	}
-	for i := len(t.textOrder) - 1; i >= 0; i-- {
-		if s := t.texts[t.textOrder[i]].String(); s != "" {
-			return sanitize.Truncate(sanitize.Text(s, MaxSummaryBytes), MaxSummaryBytes)
-		}
-	}
-	if n := len(t.statusMsgs); n > 0 {
-		return t.statusMsgs[n-1]
-	}
-	return ""
+	return sanitize.Truncate(sanitize.Text(t.finalText, MaxSummaryBytes), MaxSummaryBytes)
 }
 
-// Messages returns the remote's final assistant message only: its earlier
-// messages are progress, which the UI streams live and which never reaches
-// the parent model's context.
+// Messages returns the remote's answer as one assistant message: its last
+// assistant text message, else the content of its text artifacts, else the
+// final status text. Earlier messages and status messages are progress,
+// which the UI streams live and which never reaches the parent model's
+// context.
 func (t *Transcript) Messages() []delegation.ResultMessage {
-	final := t.finalText
-	if final == "" && len(t.textOrder) > 0 {
-		final = sanitize.Text(t.texts[t.textOrder[len(t.textOrder)-1]].String(), MaxMessageBytes)
+	final := ""
+	for i := len(t.textOrder) - 1; i >= 0 && final == ""; i-- {
+		final = strings.TrimSpace(t.texts[t.textOrder[i]].String())
 	}
 	if final == "" {
+		var parts []string
+		for _, ref := range t.outOrder {
+			if acc := t.arts[ref[1:]]; ref[0] == 'a' && acc != nil {
+				if s := strings.TrimSpace(string(acc.head)); s != "" {
+					parts = append(parts, s)
+				}
+			}
+		}
+		final = strings.Join(parts, "\n\n")
+	}
+	if final == "" {
+		final = t.finalText
+	}
+	if final = sanitize.Text(final, MaxMessageBytes); final == "" {
 		return []delegation.ResultMessage{}
 	}
 	return []delegation.ResultMessage{{Role: "assistant", Text: final}}

@@ -1,0 +1,267 @@
+package a2a
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/seed0634/agentadaptor/internal/authref"
+)
+
+// Auth is how a client authenticates to an agent beyond a plain bearer
+// auth reference: a bearer token, an API key header, or OAuth2 client
+// credentials, every secret by auth reference (see internal/authref). The
+// agent card's securitySchemes complete it (the API key's header, the
+// token URL and the scopes of the card's oauth2 clientCredentials flow) and
+// must not exclude it.
+type Auth = authref.Auth
+
+// AuthScheme is an [Auth]'s scheme.
+type AuthScheme = authref.Scheme
+
+// The schemes of [Auth].
+const (
+	AuthBearer = authref.SchemeBearer
+	AuthAPIKey = authref.SchemeAPIKey
+	AuthOAuth2 = authref.SchemeOAuth2
+)
+
+// Secrets is the set of secrets a host scrubs from what it shows; a client
+// adds the secrets its credential uses (including each OAuth2 access token)
+// to Options.Secrets.
+type Secrets = authref.Secrets
+
+// TokenError is a failed OAuth2 token request (errors.Is
+// ErrCredentialsRefused when the token endpoint refused the client
+// credentials; such a call is KindUnauthorized).
+type TokenError = authref.TokenError
+
+// ErrCredentialsRefused: the OAuth2 token endpoint refused the client
+// credentials.
+var ErrCredentialsRefused = authref.ErrCredentialsRefused
+
+// SchemeError says that the configured [Auth] cannot be used with an agent
+// as its card describes it: the card declares security schemes and none
+// fits, or the card lacks what the configuration left out (an API key
+// header, a token URL). It names scheme types only, never remote text.
+type SchemeError struct {
+	// Scheme is the configured scheme.
+	Scheme AuthScheme
+	// Declared are the card's scheme types (see [DeclaredSchemes]).
+	Declared []string
+	// Problem says what does not fit and what to configure.
+	Problem string
+}
+
+func (e *SchemeError) Error() string {
+	decl := "none"
+	if len(e.Declared) > 0 {
+		decl = strings.Join(e.Declared, ", ")
+	}
+	return fmt.Sprintf("a2a: auth scheme %s: %s (the agent card declares: %s)", e.Scheme, e.Problem, decl)
+}
+
+// DeclaredSchemes lists the types of the security schemes card declares,
+// sorted and de-duplicated: "apiKey", "http bearer" (or "http <scheme>"),
+// "oauth2 clientCredentials" (or another flow), "openIdConnect",
+// "mutualTLS". Scheme names, header names and URLs (remote text) are left
+// out.
+func DeclaredSchemes(card *Card) []string {
+	if card == nil || card.Agent == nil {
+		return nil
+	}
+	var out []string
+	for _, s := range card.Agent.SecuritySchemes {
+		var d string
+		switch v := s.(type) {
+		case sdk.APIKeySecurityScheme:
+			d = "apiKey"
+		case sdk.HTTPAuthSecurityScheme:
+			d = "http " + strings.ToLower(v.Scheme)
+			if !authSchemeWord.MatchString(strings.ToLower(v.Scheme)) {
+				d = "http"
+			}
+		case sdk.OAuth2SecurityScheme:
+			d = "oauth2 " + flowName(v.Flows)
+		case sdk.OpenIDConnectSecurityScheme:
+			d = "openIdConnect"
+		case sdk.MutualTLSSecurityScheme:
+			d = "mutualTLS"
+		default:
+			continue
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+var authSchemeWord = regexp.MustCompile(`^[a-z0-9-]{1,32}$`)
+
+func flowName(f sdk.OAuthFlows) string {
+	switch f.(type) {
+	case sdk.ClientCredentialsOAuthFlow:
+		return string(sdk.ClientCredentialsOAuthFlowName)
+	case sdk.AuthorizationCodeOAuthFlow:
+		return string(sdk.AuthorizationCodeOAuthFlowName)
+	case sdk.ImplicitOAuthFlow:
+		return string(sdk.ImplicitOAuthFlowName)
+	case sdk.PasswordOAuthFlow:
+		return string(sdk.PasswordOAuthFlowName)
+	case sdk.DeviceCodeOAuthFlow:
+		return string(sdk.DeviceCodeOAuthFlowName)
+	}
+	return "flow"
+}
+
+// CompleteAuth checks a against the card's securitySchemes and fills what a
+// leaves to the card: an api_key's header (the card's apiKey scheme in a
+// header), an oauth2's token URL (the card's clientCredentials flow) and
+// scopes (those the card's security requirements name for that scheme).
+// A card that declares no schemes (or whose schemes could not be read)
+// leaves a as configured. It returns a [*SchemeError] when the card rules
+// a out or a is incomplete.
+func CompleteAuth(a Auth, card *Card) (Auth, error) {
+	declared := DeclaredSchemes(card)
+	fail := func(format string, args ...any) (Auth, error) {
+		return a, &SchemeError{Scheme: a.Scheme, Declared: declared, Problem: fmt.Sprintf(format, args...)}
+	}
+	var schemes sdk.NamedSecuritySchemes
+	if card != nil && card.Agent != nil {
+		schemes = card.Agent.SecuritySchemes
+	}
+	names := make([]sdk.SecuritySchemeName, 0, len(schemes))
+	for n := range schemes {
+		names = append(names, n)
+	}
+	slices.Sort(names) // deterministic choice among several fitting schemes
+	if len(names) == 0 {
+		if !a.Complete() {
+			return fail("the card declares no security scheme to take the %s from; configure it", missingField(a))
+		}
+		return a, nil
+	}
+	switch a.Scheme {
+	case AuthBearer:
+		for _, n := range names {
+			switch v := schemes[n].(type) {
+			case sdk.HTTPAuthSecurityScheme:
+				if strings.EqualFold(v.Scheme, "bearer") {
+					return a, nil
+				}
+			case sdk.OAuth2SecurityScheme, sdk.OpenIDConnectSecurityScheme:
+				return a, nil // their access tokens are bearer tokens
+			}
+		}
+		return fail("the card declares no bearer scheme (http bearer, oauth2, openIdConnect)")
+	case AuthAPIKey:
+		found := false
+		for _, n := range names {
+			v, ok := schemes[n].(sdk.APIKeySecurityScheme)
+			if !ok {
+				continue
+			}
+			found = true
+			if a.Header != "" {
+				return a, nil
+			}
+			if v.Location == sdk.APIKeySecuritySchemeLocationHeader {
+				a.Header = v.Name
+				if err := a.Validate(); err != nil {
+					return fail("the card's API key header is unusable (%v); configure auth.header", err)
+				}
+				return a, nil
+			}
+		}
+		if found {
+			return fail("the card's API key goes in a query parameter or cookie, which the host does not send; configure auth.header if the agent also accepts a header")
+		}
+		return fail("the card declares no apiKey scheme")
+	case AuthOAuth2:
+		for _, n := range names {
+			v, ok := schemes[n].(sdk.OAuth2SecurityScheme)
+			if !ok {
+				continue
+			}
+			flow, isCC := v.Flows.(sdk.ClientCredentialsOAuthFlow)
+			if a.TokenURL == "" {
+				if !isCC {
+					continue
+				}
+				if err := authref.CheckTokenURL(flow.TokenURL); err != nil {
+					return fail("the card's clientCredentials token URL %v; configure auth.token_url", err)
+				}
+				a.TokenURL = flow.TokenURL
+			}
+			if a.Scopes == nil {
+				a.Scopes = requiredScopes(card, n)
+			}
+			return a, nil
+		}
+		if a.TokenURL == "" {
+			return fail("the card declares no oauth2 clientCredentials flow to take the token URL from; configure auth.token_url")
+		}
+		return fail("the card declares no oauth2 scheme")
+	}
+	return fail("unknown scheme")
+}
+
+func missingField(a Auth) string {
+	if a.Scheme == AuthAPIKey {
+		return "API key header (auth.header)"
+	}
+	return "token URL (auth.token_url)"
+}
+
+// requiredScopes are the scopes the card's first security requirement
+// that names scheme asks for.
+func requiredScopes(card *Card, scheme sdk.SecuritySchemeName) []string {
+	for _, req := range card.Agent.SecurityRequirements {
+		if scopes, ok := req[scheme]; ok {
+			var out []string
+			for _, s := range scopes {
+				if s != "" && !strings.ContainsAny(s, " \t\r\n") {
+					out = append(out, s)
+				}
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// credentialFor returns the credential a client for card uses: the given
+// Credential, the Auth completed by the card, or the AuthRef's bearer token.
+func credentialFor(card *Card, opts Options) (*Credential, error) {
+	if opts.Auth != nil {
+		a, err := CompleteAuth(*opts.Auth, card)
+		if err != nil {
+			return nil, err
+		}
+		if opts.Credential != nil {
+			return opts.Credential, nil
+		}
+		return authScope.ResolveAuth(a, authref.ResolveOptions{HTTPClient: opts.HTTPClient, Secrets: opts.Secrets})
+	}
+	return credentialFrom(opts)
+}
+
+// fetchCredential is the credential sent with the card fetch: the given
+// one, the AuthRef's, or an Auth that needs nothing from the card.
+func fetchCredential(opts Options) (*Credential, error) {
+	if opts.Auth == nil {
+		return credentialFrom(opts)
+	}
+	if opts.Credential != nil {
+		return opts.Credential, nil
+	}
+	if !opts.Auth.Complete() {
+		return nil, opts.Auth.Validate()
+	}
+	return authScope.ResolveAuth(*opts.Auth, authref.ResolveOptions{HTTPClient: opts.HTTPClient, Secrets: opts.Secrets})
+}

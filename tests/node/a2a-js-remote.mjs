@@ -1,0 +1,240 @@
+// A remote A2A agent built with @a2a-js/sdk 1.3 (an implementation nobody
+// here wrote) for the host's CLIENT side: pkg/clients/a2a and
+// pkg/delegation/a2aremote delegate to it. It behaves the way generic A2A
+// agents do, which the host's own A2A bridge does not:
+//
+//   - the answer travels only in artifacts (a text artifact "answer" streamed
+//     in chunks, plus a JSON data artifact "facts"), and the task completes
+//     with the bare status message "done";
+//   - the follow-up stream that answers an input-required task begins with
+//     the Task as the task store holds it, still TASK_STATE_INPUT_REQUIRED
+//     (a stream begins with the Task), before the answer is processed.
+//
+// Behaviour, chosen by the user's message text:
+//   contains "ask"  working "Looking for flights.", then TASK_STATE_INPUT_REQUIRED
+//                   "Which city?"; the follow-up streams the Task snapshot
+//                   unchanged, working, a text artifact "booking" "Booked <answer>."
+//                   in two chunks, then TASK_STATE_COMPLETED "done"
+//   otherwise       working "Thinking...", a text artifact "answer" in three
+//                   chunks (append, lastChunk), a data artifact "facts", then
+//                   TASK_STATE_COMPLETED "done"
+//
+// Usage: node tests/node/a2a-js-remote.mjs [--record DIR]
+// Serves the 1.0 JSON-RPC wire on 127.0.0.1 (ephemeral port):
+//   GET  /.well-known/agent-card.json   the card (the SDK's own AgentCard object)
+//   POST /jsonrpc                       JSON-RPC (A2A-Version 1.0)
+// Prints one JSON line {"url": "http://127.0.0.1:PORT"} when ready; exits when
+// stdin closes.
+//
+// --record DIR writes the wire traffic, byte for byte, for replay by Go tests
+// (internal/delegationtest/jsa2a.go): DIR/card.json (the base URL replaced by
+// {{BASE}}) and, per scenario ("generic" or "ask", a follow-up belonging to its
+// task's scenario), DIR/<scenario>/<NN>-<method>.request.json and
+// DIR/<scenario>/<NN>-<method>.response.{sse,json}.
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { A2A_VERSION_HEADER, SSE_HEADERS, formatSSEEvent, formatSSEErrorEvent } from '@a2a-js/sdk';
+import {
+  AgentEvent,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  JsonRpcTransportHandler,
+  UnauthenticatedUser,
+  defaultServerCallContextBuilder,
+  validateVersion,
+} from '@a2a-js/sdk/server';
+
+const TaskState = { SUBMITTED: 1, WORKING: 2, COMPLETED: 3, FAILED: 4, CANCELED: 5, INPUT_REQUIRED: 6 };
+const ROLE_AGENT = 2;
+
+const recordDir = (() => {
+  const i = process.argv.indexOf('--record');
+  return i >= 0 ? path.resolve(process.argv[i + 1]) : '';
+})();
+
+const part = (content, mediaType) => ({ content, mediaType, filename: '', metadata: undefined });
+const textPart = (value, mediaType = 'text/plain') => part({ $case: 'text', value }, mediaType);
+const dataPart = (value) => part({ $case: 'data', value }, 'application/json');
+const textOf = (msg) => (msg?.parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+// Deterministic ids keep the recordings stable and readable.
+let seq = 0;
+const nextId = (prefix) => `${prefix}-${String(++seq).padStart(4, '0')}`;
+const stamp = () => new Date(Date.UTC(2026, 0, 2, 3, 4, seq)).toISOString();
+const agentMessage = (taskId, contextId, text) => ({
+  messageId: nextId('msg'), taskId, contextId, role: ROLE_AGENT,
+  parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [],
+});
+const status = (taskId, contextId, state, text) => AgentEvent.statusUpdate({
+  taskId, contextId, metadata: undefined,
+  status: { state, message: text ? agentMessage(taskId, contextId, text) : undefined, timestamp: stamp() },
+});
+const artifact = (taskId, contextId, artifactId, name, parts, { append = false, lastChunk = false } = {}) =>
+  AgentEvent.artifactUpdate({
+    taskId, contextId, append, lastChunk, metadata: undefined,
+    artifact: { artifactId, name, description: '', parts, metadata: undefined, extensions: [] },
+  });
+
+const scenarioOfTask = new Map(); // taskId -> "generic" | "ask"
+const scenarioOf = (text) => (text.includes('ask') ? 'ask' : 'generic');
+
+class RemoteExecutor {
+  async execute(ctx, bus) {
+    const { taskId, contextId } = ctx;
+    const text = textOf(ctx.userMessage);
+    if (ctx.task?.status?.state === TaskState.INPUT_REQUIRED) {
+      // A follow-up: the stream begins with the Task as stored, still
+      // input-required, before the answer is processed.
+      bus.publish(AgentEvent.task(ctx.task));
+      bus.publish(status(taskId, contextId, TaskState.WORKING, 'Booking.'));
+      const chunks = ['Booked ', `${text}.`];
+      for (const [i, c] of chunks.entries()) {
+        bus.publish(artifact(taskId, contextId, 'booking', 'booking', [textPart(c)], { append: i > 0, lastChunk: i === chunks.length - 1 }));
+      }
+      bus.publish(status(taskId, contextId, TaskState.COMPLETED, 'done'));
+      bus.finished();
+      return;
+    }
+    const scenario = scenarioOf(text);
+    scenarioOfTask.set(taskId, scenario);
+    bus.publish(AgentEvent.task({
+      id: taskId, contextId, artifacts: [], history: [ctx.userMessage], metadata: undefined,
+      status: { state: TaskState.SUBMITTED, message: undefined, timestamp: stamp() },
+    }));
+    if (scenario === 'ask') {
+      bus.publish(status(taskId, contextId, TaskState.WORKING, 'Looking for flights.'));
+      bus.publish(status(taskId, contextId, TaskState.INPUT_REQUIRED, 'Which city?'));
+    } else {
+      bus.publish(status(taskId, contextId, TaskState.WORKING, 'Thinking...'));
+      const chunks = ['The capital ', 'of France ', 'is Paris.'];
+      for (const [i, c] of chunks.entries()) {
+        bus.publish(artifact(taskId, contextId, 'answer', 'answer', [textPart(c)], { append: i > 0, lastChunk: i === chunks.length - 1 }));
+      }
+      bus.publish(artifact(taskId, contextId, 'facts', 'facts', [dataPart({ country: 'France', capital: 'Paris' })], { lastChunk: true }));
+      bus.publish(status(taskId, contextId, TaskState.COMPLETED, 'done'));
+    }
+    bus.finished();
+  }
+
+  // Every task here finishes (or pauses) at once: there is nothing running to cancel.
+  async cancelTask() {}
+}
+
+// The recorder: per scenario, numbered request/response pairs.
+const counters = new Map();
+function record(scenario, method, request, contentType, body) {
+  if (!recordDir) return;
+  const dir = path.join(recordDir, scenario);
+  fs.mkdirSync(dir, { recursive: true });
+  const n = (counters.get(scenario) ?? 0) + 1;
+  counters.set(scenario, n);
+  const stem = path.join(dir, `${String(n).padStart(2, '0')}-${method}`);
+  fs.writeFileSync(`${stem}.request.json`, JSON.stringify(request, null, 2) + '\n');
+  fs.writeFileSync(`${stem}.response.${contentType.startsWith('text/event-stream') ? 'sse' : 'json'}`, body);
+}
+
+const server = http.createServer();
+server.listen(0, '127.0.0.1', () => {
+  const base = `http://127.0.0.1:${server.address().port}`;
+  const card = {
+    name: 'js-remote-agent',
+    description: 'An @a2a-js/sdk 1.3 agent whose answers are artifacts',
+    version: '1.3.0',
+    supportedInterfaces: [{ url: `${base}/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
+    provider: undefined,
+    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    securitySchemes: {},
+    securityRequirements: [],
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain', 'application/json'],
+    skills: [{ id: 'answers', name: 'Answers', description: 'Answers in artifacts', tags: ['test'], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
+    signatures: [],
+  };
+  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new RemoteExecutor());
+  const v1 = new JsonRpcTransportHandler(handler);
+
+  server.on('request', async (req, res) => {
+    const url = new URL(req.url, base);
+    if (req.method === 'GET' && url.pathname === '/.well-known/agent-card.json') {
+      const body = JSON.stringify(await handler.getAgentCard());
+      if (recordDir) {
+        fs.mkdirSync(recordDir, { recursive: true });
+        fs.writeFileSync(path.join(recordDir, 'card.json'), body.split(base).join('{{BASE}}') + '\n');
+      }
+      res.setHeader('Content-Type', 'application/json');
+      res.end(body);
+      return;
+    }
+    if (req.method !== 'POST' || url.pathname !== '/jsonrpc') {
+      res.statusCode = 404;
+      res.end();
+      return;
+    }
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    let body;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Invalid JSON payload.' } }));
+      return;
+    }
+    // Tee the response for the recorder.
+    const sent = [];
+    const write = res.write.bind(res);
+    const end = res.end.bind(res);
+    res.write = (chunk, ...rest) => { sent.push(Buffer.from(chunk)); return write(chunk, ...rest); };
+    res.end = (chunk, ...rest) => {
+      if (chunk && typeof chunk !== 'function') sent.push(Buffer.from(chunk));
+      const msg = body?.params?.message;
+      const taskId = msg?.taskId || body?.params?.id || '';
+      const scenario = scenarioOfTask.get(taskId) ?? scenarioOf((msg?.parts ?? []).map((p) => p.text ?? '').join(''));
+      record(scenario, body?.method ?? 'unknown', body, String(res.getHeader('Content-Type') ?? ''), Buffer.concat(sent));
+      return end(chunk, ...rest);
+    };
+    const json = (obj) => {
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify(obj));
+    };
+    try {
+      const header = req.headers[A2A_VERSION_HEADER.toLowerCase()];
+      const context = defaultServerCallContextBuilder({
+        extensions: undefined, user: new UnauthenticatedUser(), headers: req.headers, requestedVersion: header || undefined,
+      });
+      validateVersion(context.requestedVersion, await handler.getAgentCard(), 'JSONRPC');
+      const result = await v1.handle(body, context);
+      if (typeof result?.[Symbol.asyncIterator] !== 'function') {
+        json(result);
+        return;
+      }
+      const it = result[Symbol.asyncIterator]();
+      let first;
+      try {
+        first = await it.next();
+      } catch (err) {
+        json({ jsonrpc: '2.0', id: body?.id ?? null, error: JsonRpcTransportHandler.mapToJSONRPCError(err) });
+        return;
+      }
+      for (const [k, v] of Object.entries(SSE_HEADERS)) res.setHeader(k, v);
+      res.flushHeaders();
+      try {
+        if (!first.done) res.write(formatSSEEvent(first.value));
+        for (let n = await it.next(); !n.done; n = await it.next()) res.write(formatSSEEvent(n.value));
+      } catch (err) {
+        res.write(formatSSEErrorEvent({ jsonrpc: '2.0', id: body?.id ?? null, error: JsonRpcTransportHandler.mapToJSONRPCError(err) }));
+      } finally {
+        res.end();
+      }
+    } catch (err) {
+      if (!res.headersSent) json({ jsonrpc: '2.0', id: body?.id ?? null, error: JsonRpcTransportHandler.mapToJSONRPCError(err) });
+      else res.end();
+    }
+  });
+
+  process.stdout.write(JSON.stringify({ url: base }) + '\n');
+});
+
+process.stdin.resume();
+process.stdin.on('end', () => process.exit(0));
+process.stdin.on('close', () => process.exit(0));
