@@ -96,6 +96,7 @@ func TestExampleConfigsParse(t *testing.T) {
 
 func TestParseInputRequired(t *testing.T) {
 	c, err := Parse("host.yaml", []byte(`
+parent: {adapter: codex}
 agents:
   - {key: a, agent_card_url: http://x, policy: {input_required: return}}
   - {key: b, agent_card_url: http://x, policy: {input_required: fail, allow_input_required: false}}
@@ -111,6 +112,7 @@ agents:
 
 func TestParseAgentAuth(t *testing.T) {
 	c, err := Parse("host.yaml", []byte(`
+parent: {adapter: codex}
 agents:
   - key: keyed
     agent_card_url: https://agents.example/.well-known/agent-card.json

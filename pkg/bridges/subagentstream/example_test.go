@@ -75,23 +75,32 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
+	// The parent's events keep their order, and so do the subagent's; how
+	// the two interleave depends on when each arrives.
+	var parent, subagent []string
+	var last uint64
+	increasing := true
 	for {
 		f, err := sub.Next(ctx)
 		if err != nil {
 			break
 		}
+		increasing = increasing && f.ID > last
+		last = f.ID
 		var ev struct{ Name string }
 		_ = json.Unmarshal(f.Data, &ev)
-		fmt.Println(strings.TrimSpace(fmt.Sprint(f.ID, " ", f.Type, " ", ev.Name)))
+		if ev.Name != "" {
+			subagent = append(subagent, ev.Name)
+		} else {
+			parent = append(parent, string(f.Type))
+		}
 	}
 	bus.CloseRun(h.RunID())
+	fmt.Println("parent:", strings.Join(parent, " "))
+	fmt.Println("subagent:", strings.Join(subagent, " "))
+	fmt.Println("one cursor, strictly increasing:", increasing)
 	// Output:
-	// 1 RUN_STARTED
-	// 2 CUSTOM subagent.started
-	// 3 CUSTOM subagent.text.delta
-	// 4 CUSTOM subagent.finished
-	// 5 TEXT_MESSAGE_START
-	// 6 TEXT_MESSAGE_CONTENT
-	// 7 TEXT_MESSAGE_END
-	// 8 RUN_FINISHED
+	// parent: RUN_STARTED TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END RUN_FINISHED
+	// subagent: subagent.started subagent.text.delta subagent.finished
+	// one cursor, strictly increasing: true
 }
