@@ -1,4 +1,5 @@
 import { createContext, useContext, useSyncExternalStore } from "react";
+import { chatPhase, type ChatPhase } from "../model/reducer";
 import type { ChatState, RunView } from "../model/types";
 import type { ChatStore } from "./store";
 
@@ -26,6 +27,12 @@ export function useRun(runId: string): RunView | undefined {
 
 export function useBusy(): boolean {
   const store = useStore();
-  const get = () => store.isBusy();
+  return useSyncExternalStore(store.subscribe, store.isBusy, store.isBusy);
+}
+
+/** idle, working, waiting (for the user's answer), reconnecting or offline. */
+export function useChatPhase(): ChatPhase {
+  const store = useStore();
+  const get = () => chatPhase(store.getState(), store.isBusy(), store.isReconnecting());
   return useSyncExternalStore(store.subscribe, get, get);
 }
