@@ -16,7 +16,9 @@ import { StatusBadge } from "./StatusBadge";
 export function DelegationPanel({ run, d, unclaimed = false }: { run: RunView; d: DelegationView; unclaimed?: boolean }) {
   const phase = effectivePhase(run, d);
   const [userExpanded, setUserExpanded] = useState<boolean | undefined>(undefined);
-  const expanded = userExpanded ?? phase !== "completed";
+  // Open while it works or waits for the user (a question is never hidden),
+  // collapsed once completed; the toggle overrides that.
+  const expanded = phase === "input_required" || (userExpanded ?? phase !== "completed");
   const bodyId = useId();
   const name = d.agentName || d.agentKey || "Remote agent";
   const note = statusNote(run, d);
