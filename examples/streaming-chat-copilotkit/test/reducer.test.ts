@@ -378,6 +378,10 @@ describe("cancellation and interrupted streams", () => {
     const done = reduceAll(frames(fixture("cancelled.sse").slice(4)), again);
     expect(run(done, "run-cancel").status).toBe("cancelled");
 
+    // Only the newest run can be reconnected.
+    const later = reduceAll(frames(parseFrames(readFileSync(GOLDEN, "utf8"))), s);
+    expect(reduce(later, { kind: "reconnect", runId: "run-cancel" })).toBe(later);
+
     // A run the host no longer knows cannot be reconnected.
     const gone = reduce(before, { kind: "stream-ended", reason: "The host no longer knows this run.", gone: true });
     expect(run(gone, "run-cancel").connection?.gone).toBe(true);

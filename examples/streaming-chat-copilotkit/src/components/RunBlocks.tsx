@@ -1,7 +1,7 @@
 import { useRenderToolCall } from "@copilotkit/react-core/v2/headless";
 import { isUnclaimed } from "../model/reducer";
 import type { Block, RunView } from "../model/types";
-import { RunIdContext, useBusy, useRun, useStore } from "../state/context";
+import { RunIdContext, useBusy, useIsLastRun, useRun, useStore } from "../state/context";
 import { DelegationPanel } from "./DelegationPanel";
 import { ErrorLine } from "./ErrorLine";
 import { Markdown } from "./Markdown";
@@ -71,6 +71,7 @@ function BlockView({ run, block, renderToolCall }: { run: RunView; block: Block;
 function RunFooter({ run }: { run: RunView }) {
   const store = useStore();
   const busy = useBusy();
+  const isLast = useIsLastRun(run.runId);
   switch (run.status) {
     case "running":
       return null;
@@ -109,7 +110,7 @@ function RunFooter({ run }: { run: RunView }) {
               </details>
             )}
           </div>
-          {!run.connection?.gone && (
+          {!run.connection?.gone && isLast && (
             <button type="button" className="btn-ghost" data-testid="reconnect" disabled={busy} onClick={() => void store.reconnect(run.runId)}>
               Reconnect
             </button>

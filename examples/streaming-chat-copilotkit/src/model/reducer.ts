@@ -56,8 +56,9 @@ export function reduce(state: ChatState, action: Action): ChatState {
       return withRun(state, { ...run, status: "interrupted", connection });
     }
     case "reconnect": {
-      const run = state.runs[action.runId];
-      if (!run || run.status !== "interrupted" || run.connection?.gone) return state;
+      // Only the newest run can stream again (it is the one a reload resumes).
+      const run = lastRun(state);
+      if (!run || run.runId !== action.runId || run.status !== "interrupted" || run.connection?.gone) return state;
       const { connection: _lost, ...rest } = run;
       return withRun({ ...state, streamRunId: run.runId }, { ...rest, status: "running" });
     }
@@ -485,6 +486,15 @@ export function toolCardStatus(run: RunView, t: ToolCallView): ToolCardStatus {
   return run.status === "cancelled" ? "cancelled" : "failed";
 }
 
+/** The conversation's newest run, whatever its status. */
+export function lastRun(state: ChatState): RunView | undefined {
+  for (let i = state.entries.length - 1; i >= 0; i--) {
+    const e = state.entries[i];
+    if (e && e.kind === "run") return state.runs[e.runId];
+  }
+  return undefined;
+}
+
 /** The run that is still streaming, if any (the last one). */
 export function activeRun(state: ChatState): RunView | undefined {
   for (let i = state.entries.length - 1; i >= 0; i--) {
@@ -531,9 +541,7 @@ export function chatPhase(state: ChatState, busy: boolean, reconnecting: boolean
   if (reconnecting) return "reconnecting";
   if (pendingQuestions(state).length > 0) return "waiting";
   if (busy || activeRun(state)) return "working";
-  const last = [...state.entries].reverse().find((e) => e.kind === "run");
-  if (last?.kind === "run" && state.runs[last.runId]?.status === "interrupted") return "offline";
-  return "idle";
+  return lastRun(state)?.status === "interrupted" ? "offline" : "idle";
 }
 
 /** An error as one short line, with the rest (full message, code, flags) as detail. */

@@ -1,5 +1,5 @@
 import { createContext, useContext, useSyncExternalStore } from "react";
-import { chatPhase, type ChatPhase } from "../model/reducer";
+import { chatPhase, lastRun, type ChatPhase } from "../model/reducer";
 import type { ChatState, RunView } from "../model/types";
 import type { ChatStore } from "./store";
 
@@ -28,6 +28,13 @@ export function useRun(runId: string): RunView | undefined {
 export function useBusy(): boolean {
   const store = useStore();
   return useSyncExternalStore(store.subscribe, store.isBusy, store.isBusy);
+}
+
+/** Whether runId is the conversation's newest run. */
+export function useIsLastRun(runId: string): boolean {
+  const store = useStore();
+  const get = () => lastRun(store.getState())?.runId === runId;
+  return useSyncExternalStore(store.subscribe, get, get);
 }
 
 /** idle, working, waiting (for the user's answer), reconnecting or offline. */

@@ -122,8 +122,10 @@ export class ChatStore {
   /** Re-attaches to a run whose connection was lost (the Reconnect button). */
   async reconnect(runId: string): Promise<void> {
     const run = this.state.runs[runId];
-    if (this.busy || !run || run.status !== "interrupted" || run.connection?.gone) return;
+    if (this.busy || !run) return;
+    const before = this.state;
     this.dispatch({ kind: "reconnect", runId });
+    if (this.state === before) return; // not the newest run, or nothing to reconnect to
     await this.drive(async () => {
       await this.reattach(runId, run.lastEventId ?? "0");
     }, runId);
