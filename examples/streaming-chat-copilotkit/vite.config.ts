@@ -26,7 +26,7 @@ export default defineConfig({
     proxy: { "/agui": "http://127.0.0.1:8080", "/healthz": "http://127.0.0.1:8080" },
   },
   test: {
-    include: ["test/**/*.test.ts"],
+    include: ["test/**/*.test.{ts,tsx}"],
     environment: "node",
   },
 });

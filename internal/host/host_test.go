@@ -73,10 +73,10 @@ func TestDemoHostStreamsAValidRun(t *testing.T) {
 	if !bytes.Contains(body, []byte(`"runId":"run-client-1"`)) || !bytes.Contains(body, []byte("RUN_FINISHED")) {
 		t.Fatalf("stream: %s", body)
 	}
-	// The demo delegates to its research agent over real A2A: the nested
-	// subagent streams text and an artifact and finishes before the parent
-	// sees the tool result, and the parent's final text uses the summary.
-	order := []string{`"name":"subagent.started"`, `"name":"subagent.text.delta"`, `"name":"subagent.artifact"`, `"name":"subagent.finished"`, `"type":"TOOL_CALL_RESULT"`, "summary: a2a-go streams "}
+	// The demo delegates the user's words to its research agent over real
+	// A2A: the nested subagent streams text and an artifact and finishes
+	// before the parent sees the tool result, and the parent answers after it.
+	order := []string{`\"objective\":\"hello\"`, `"name":"subagent.started"`, `"name":"subagent.text.delta"`, `"name":"subagent.artifact"`, `"name":"subagent.finished"`, `"type":"TOOL_CALL_RESULT"`, `"delta":"answered `, `"type":"RUN_FINISHED"`}
 	at := 0
 	for _, want := range order {
 		i := bytes.Index(body[at:], []byte(want))

@@ -1,14 +1,26 @@
 import { UseAgentUpdate, useAgent } from "@copilotkit/react-core/v2/headless";
 import { AGENT_ID } from "./copilot";
+import type { ChatPhase } from "./model/reducer";
 import { Composer } from "./components/Composer";
 import { Transcript } from "./components/Transcript";
-import { useBusy, useChatState, useStore } from "./state/context";
+import { useBusy, useChatPhase, useChatState, useStore } from "./state/context";
+
+// [wide, narrow (phones)] labels of the conversation's state.
+const phaseLabel: Record<ChatPhase, [string, string]> = {
+  idle: ["Ready", "Ready"],
+  working: ["Working", "Working"],
+  waiting: ["Waiting for your answer", "Your turn"],
+  reconnecting: ["Reconnecting…", "Reconnecting"],
+  offline: ["Connection lost", "Offline"],
+};
 
 export function App() {
   // The agent CopilotKit runs; re-renders when its run status changes.
   const { agent } = useAgent({ agentId: AGENT_ID, updates: [UseAgentUpdate.OnRunStatusChanged] });
   const store = useStore();
-  const busy = useBusy();
+  const busy = useBusy() || agent.isRunning;
+  const stored = useChatPhase();
+  const phase: ChatPhase = stored === "idle" && busy ? "working" : stored;
   const hasHistory = useChatState().entries.length > 0;
   return (
     <div className="app">
@@ -18,23 +30,23 @@ export function App() {
             ◆
           </span>
           <h1>Agent Adaptor</h1>
-          <span className="muted">streaming chat with visual subagents</span>
+          <span className="tagline muted">streaming chat with visual subagents</span>
         </div>
         <div className="topbar-right">
-          <span className={`conn ${busy || agent.isRunning ? "conn-live" : ""}`} data-testid="agent-state">
-            {busy || agent.isRunning ? "streaming" : "idle"}
+          <span className={`conn conn-${phase}`} data-testid="agent-state" data-state={phase} role="status">
+            <span className="label-wide">{phaseLabel[phase][0]}</span>
+            <span className="label-narrow">{phaseLabel[phase][1]}</span>
           </span>
-          <button type="button" className="btn-ghost" onClick={() => store.reset()} disabled={busy || !hasHistory}>
+          <button type="button" className="btn-ghost" data-testid="new-chat" onClick={() => store.reset()} disabled={busy || !hasHistory}>
             New chat
           </button>
         </div>
       </header>
-      <main className="main">
-        <Transcript />
-      </main>
-      <footer className="footer">
-        <Composer />
-      </footer>
+      <Transcript>
+        <footer className="footer">
+          <Composer />
+        </footer>
+      </Transcript>
     </div>
   );
 }

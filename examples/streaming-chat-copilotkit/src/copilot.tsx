@@ -1,11 +1,15 @@
-// CopilotKit wiring. The HostAgent is registered as the "default" agent of a
-// CopilotKitCoreReact (what CopilotKitProvider builds internally; its
-// `selfManagedAgents` are passed to the core exactly like this), and the
-// delegate_to_* tool-call card is a CopilotKit tool-call renderer. The core
-// is provided through CopilotKit's own context so that its headless hooks
-// (useAgent, useRenderToolCall, useCopilotKit) work. The full
-// <CopilotKitProvider> would also pull CopilotKit's chat UI, markdown,
-// syntax-highlighting and diagram chunks (~17 MB, 455 files) into the build.
+// CopilotKit wiring, headless. The HostAgent is registered as the "default"
+// agent of a CopilotKitCoreReact through agents__unsafe_dev_only — the only
+// registration CopilotKitCoreConfig has: <CopilotKitProvider
+// selfManagedAgents> (1.74) passes its agents to the core the same way, but
+// lives only in the full @copilotkit/react-core/v2 entry (chat UI, Streamdown,
+// Shiki, Mermaid, KaTeX: 18 MB of dist) and warns that selfManagedAgents is an
+// Enterprise-tier feature. README.md ("Why not <CopilotKitProvider
+// selfManagedAgents>") has the details and CopilotKit's supported production
+// path (a CopilotRuntime in front of the host). The delegate_to_* tool-call
+// card is a CopilotKit tool-call renderer; the core is provided through
+// CopilotKit's own context so that its headless hooks (useAgent,
+// useRenderToolCall, useCopilotKit) work.
 
 import { CopilotKitContext, CopilotKitCoreReact } from "@copilotkit/react-core/v2/context";
 import { defineToolCallRenderer } from "@copilotkit/react-core/v2/headless";

@@ -11,6 +11,11 @@ import {
   isUnclaimed,
   reduce,
   reduceAll,
+  statusNote,
+  chatPhase,
+  conciseError,
+  firstSentence,
+  pendingQuestions,
   toolCardStatus,
 } from "../src/model/reducer";
 import type { Action, ChatState, Frame, RunView } from "../src/model/types";
@@ -175,7 +180,8 @@ describe("concurrent delegations", () => {
     expect(a.map((d) => d.delegationId)).toEqual(["del-a"]);
     expect(b.map((d) => d.delegationId)).toEqual(["del-b"]);
     expect(a[0]!.messages.map((m) => m.text)).toEqual(["Alpha one."]);
-    expect(a[0]!.statusLine).toBe("completed");
+    expect(a[0]!.status).toBe("completed");
+    expect(statusNote(r, a[0]!)).toBeUndefined(); // the badge says it
     expect(a[0]!.artifacts[0]).toMatchObject({
       name: "notes.md",
       mimeType: "text/markdown",
@@ -208,10 +214,16 @@ describe("concurrent delegations", () => {
     expect(r.status).toBe("finished");
   });
 
-  it("normalizes A2A task states in status lines", () => {
+  it("normalizes A2A task states, and shows a status note only when it says more than the badge", () => {
     const early = run(reduceAll(frames(fixture("concurrent.sse").slice(0, 10))), "run-concurrent");
-    expect(early.delegations["del-a"]!.statusLine).toBe("working: reading sources");
-    expect(early.delegations["del-a"]!.phase).toBe("working");
+    const d = early.delegations["del-a"]!;
+    expect(d.status).toBe("working");
+    expect(d.phase).toBe("working");
+    expect(statusNote(early, d)).toBe("reading sources");
+    // "working" without text repeats the badge: no note.
+    expect(statusNote(early, { ...d, statusText: undefined })).toBeUndefined();
+    // A status the badge does not name is shown.
+    expect(statusNote(early, { ...d, status: "polling", statusText: undefined })).toBe("polling");
   });
 });
 
@@ -219,15 +231,106 @@ describe("input required", () => {
   const all = fixture("input_required.sse");
 
   it("exposes the question while input is required and clears it when work resumes", () => {
-    const asking = run(reduceAll(frames(all.slice(0, 5))), "run-input").delegations["del-q"]!;
-    expect(asking.phase).toBe("input_required");
-    expect(asking.inputPrompt).toBe("Which SDK version should I compare?");
-    const resumed = run(reduceAll(frames(all.slice(0, 6))), "run-input").delegations["del-q"]!;
-    expect(resumed.phase).toBe("working");
-    expect(resumed.inputPrompt).toBeUndefined();
+    const asking = reduceAll(frames(all.slice(0, 5)));
+    const d = run(asking, "run-input").delegations["del-q"]!;
+    expect(d.phase).toBe("input_required");
+    expect(d.inputPrompt).toBe("Which SDK version should I compare?");
+    // the question is part of the conversation, once
+    expect(d.messages).toEqual([expect.objectContaining({ role: "question", text: "Which SDK version should I compare?" })]);
+    expect(pendingQuestions(asking)).toEqual([
+      { runId: "run-input", delegationId: "del-q", agentName: "Research Agent", question: "Which SDK version should I compare?" },
+    ]);
+    expect(chatPhase(asking, true, false)).toBe("waiting");
+    const resumed = reduceAll(frames(all.slice(0, 6)));
+    expect(run(resumed, "run-input").delegations["del-q"]!.phase).toBe("working");
+    expect(run(resumed, "run-input").delegations["del-q"]!.inputPrompt).toBeUndefined();
+    expect(pendingQuestions(resumed)).toEqual([]);
+    expect(chatPhase(resumed, true, false)).toBe("working");
     const done = run(reduceAll(frames(all)), "run-input").delegations["del-q"]!;
     expect(done.phase).toBe("completed");
-    expect(done.messages[0]!.text).toBe("Comparing v2.4.0.");
+    expect(done.messages.map((m) => [m.role ?? "agent", m.text])).toEqual([
+      ["question", "Which SDK version should I compare?"],
+      ["agent", "Comparing v2.4.0."],
+    ]);
+  });
+});
+
+describe("input required, as the host streams it (test/fixtures/host_input_required.sse)", () => {
+  // The remote sends its question as a text message AND as the
+  // input_required text; the answer "v2.4" was POSTed after frame 20.
+  const all = fixture("host_input_required.sse");
+  const at = all.findIndex((f) => f.event.type === "CUSTOM" && f.event.name === "subagent.input_required") + 1;
+  const asking = reduceAll(frames(all.slice(0, at)));
+  const delegationId = Object.keys(run(asking, "r2").delegations)[0]!;
+  const answer: Action = { kind: "answer", runId: "r2", delegationId, id: "a1", text: "v2.4" };
+
+  it("shows the question once: the remote's last message becomes the question", () => {
+    const d = run(asking, "r2").delegations[delegationId]!;
+    expect(d.phase).toBe("input_required");
+    expect(d.messages.map((m) => [m.role ?? "agent", m.text])).toEqual([
+      ["agent", "Starting research."],
+      ["question", "Which release should I look at?"],
+    ]);
+    expect(statusNote(run(asking, "r2"), d)).toBeUndefined();
+  });
+
+  it("adds the user's answer after the question, and keeps it there while the remote goes on", () => {
+    const answered = reduce(asking, answer);
+    const d = run(answered, "r2").delegations[delegationId]!;
+    expect(d.phase).toBe("working");
+    expect(d.inputPrompt).toBeUndefined();
+    expect(pendingQuestions(answered)).toEqual([]);
+    expect(reduce(answered, answer)).toBe(answered); // idempotent
+    const done = reduceAll(frames(all.slice(at)), answered);
+    const final = run(done, "r2").delegations[delegationId]!;
+    expect(final.phase).toBe("completed");
+    expect(final.messages.map((m) => [m.role ?? "agent", m.text])).toEqual([
+      ["agent", "Starting research."],
+      ["question", "Which release should I look at?"],
+      ["answer", "v2.4"],
+      ["agent", "Thanks, looking at that release now."],
+    ]);
+    expect(run(done, "r2").status).toBe("finished");
+  });
+
+  it("places an answer that arrives after the remote's next message right after the question", () => {
+    const later = reduceAll(frames(all.slice(at)), asking);
+    const d = run(reduce(later, answer), "r2").delegations[delegationId]!;
+    expect(d.messages.map((m) => m.role ?? "agent")).toEqual(["agent", "question", "answer", "agent"]);
+    expect(d.phase).toBe("completed"); // the answer does not reopen a finished delegation
+  });
+});
+
+describe("errors", () => {
+  it("makes one short line of a failure and keeps the rest as detail", () => {
+    expect(conciseError({ code: "agent_unavailable", message: 'Agent "research" could not be reached; the host log has the details.', retryable: true })).toEqual({
+      headline: 'Agent "research" could not be reached; the host log has the details.',
+      detail: "code: agent_unavailable\nretryable: yes",
+    });
+    const long = conciseError({
+      code: "remote_failed",
+      message: "The remote task failed. dial tcp 127.0.0.1:9001: connect: connection refused\nat a2a.Client",
+    });
+    expect(long.headline).toBe("The remote task failed.");
+    expect(long.detail).toContain("dial tcp 127.0.0.1:9001");
+    expect(conciseError({ code: "remote_timeout" }).headline).toBe("remote timeout.");
+    expect(conciseError(undefined, "The run failed.")).toEqual({ headline: "The run failed." });
+    expect(firstSentence("x".repeat(300))).toHaveLength(160);
+  });
+
+  it("shows a failed delegation's error in its panel only (the tool card does not repeat it)", () => {
+    const r = run(reduceAll(frames(fixture("concurrent.sse"))), "run-concurrent");
+    const b = r.delegations["del-b"]!;
+    expect(b.phase).toBe("failed");
+    expect(b.error?.code).toBe("remote_timeout");
+    expect(statusNote(r, b)).toBeUndefined();
+  });
+});
+
+describe("new chat", () => {
+  it("forgets the whole conversation", () => {
+    const s = reduceAll([{ kind: "user", id: "u1", text: "hi" }, ...frames(fixture("input_required.sse"))]);
+    expect(reduce(s, { kind: "reset" })).toEqual(initialState);
   });
 });
 
@@ -248,12 +351,41 @@ describe("cancellation and interrupted streams", () => {
     expect(effectivePhase(r, d)).toBe("cancelled");
   });
 
-  it("marks a run whose stream ended without a terminal event as interrupted", () => {
+  it("shows a lost connection as its own state, not as a failure, once", () => {
     const fs = fixture("cancelled.sse").slice(0, 4);
-    const s = reduce(reduceAll(frames(fs)), { kind: "stream-ended", reason: "connection lost" });
+    const before = reduceAll(frames(fs));
+    const s = reduce(before, { kind: "stream-ended", reason: "Lost the connection to the host.", detail: "TypeError: network error" });
     const r = run(s, "run-cancel");
     expect(r.status).toBe("interrupted");
-    expect(r.blocks.at(-1)).toMatchObject({ kind: "notice", level: "warning", text: "connection lost" });
+    expect(r.connection).toEqual({ reason: "Lost the connection to the host.", detail: "TypeError: network error" });
+    // no notice block repeating it
+    expect(r.blocks.length).toBe(run(before, "run-cancel").blocks.length);
+    const d = r.delegations["del-c"]!;
+    expect(effectivePhase(r, d)).toBe("disconnected");
+    expect(statusNote(r, d)).toBeUndefined(); // the run's footer says it, once
+    const t = Object.values(r.toolCalls)[0]!;
+    expect(toolCardStatus(r, t)).toBe("disconnected");
+    expect(chatPhase(s, false, false)).toBe("offline");
+    expect(chatPhase(s, true, true)).toBe("reconnecting");
+    // a second report changes nothing
+    expect(reduce(s, { kind: "stream-ended", runId: "run-cancel", reason: "again" })).toBe(s);
+
+    // Reconnect: the run streams again and its frames apply.
+    const again = reduce(s, { kind: "reconnect", runId: "run-cancel" });
+    expect(run(again, "run-cancel").status).toBe("running");
+    expect(run(again, "run-cancel").connection).toBeUndefined();
+    expect(chatPhase(again, true, false)).toBe("working");
+    const done = reduceAll(frames(fixture("cancelled.sse").slice(4)), again);
+    expect(run(done, "run-cancel").status).toBe("cancelled");
+
+    // Only the newest run can be reconnected.
+    const later = reduceAll(frames(parseFrames(readFileSync(GOLDEN, "utf8"))), s);
+    expect(reduce(later, { kind: "reconnect", runId: "run-cancel" })).toBe(later);
+
+    // A run the host no longer knows cannot be reconnected.
+    const gone = reduce(before, { kind: "stream-ended", reason: "The host no longer knows this run.", gone: true });
+    expect(run(gone, "run-cancel").connection?.gone).toBe(true);
+    expect(reduce(gone, { kind: "reconnect", runId: "run-cancel" })).toBe(gone);
   });
 });
 

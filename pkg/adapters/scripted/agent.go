@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"text/template"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -93,6 +94,10 @@ func RunAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		start = st.Next
 		a.lastResult = st.LastResult
+		a.turn = st.Turn + 1
+		if start >= len(sc.Steps) && sc.Repeat {
+			start = 0
+		}
 	}
 	if a.session == "" {
 		a.session = clibase.NewUUID()
@@ -122,6 +127,9 @@ type agent struct {
 	lastText   string
 	lastResult *ResultData
 	words      int64
+	// turn counts the turns of the session (0 for the first); it keeps the
+	// message and tool call ids of a resumed turn distinct from earlier ones.
+	turn int
 }
 
 type connected struct {
@@ -133,6 +141,7 @@ type connected struct {
 type sessionState struct {
 	Next       int         `json:"next"`
 	LastResult *ResultData `json:"last_result,omitempty"`
+	Turn       int         `json:"turn,omitempty"`
 }
 
 func (a *agent) write(l line) {
@@ -159,7 +168,7 @@ func (a *agent) saveState(next int) {
 		fmt.Fprintln(a.stderr, "scripted-agent: saving session:", err)
 		return
 	}
-	data, _ := json.Marshal(sessionState{Next: next, LastResult: a.lastResult})
+	data, _ := json.Marshal(sessionState{Next: next, LastResult: a.lastResult, Turn: a.turn})
 	if err := os.WriteFile(a.statePath(), data, 0o600); err != nil {
 		fmt.Fprintln(a.stderr, "scripted-agent: saving session:", err)
 	}
@@ -258,19 +267,9 @@ func (a *agent) run(ctx context.Context, start int) int {
 		st := a.sc.Steps[i]
 		switch st.Kind {
 		case StepSay:
-			a.say(ctx, st.Say)
+			a.say(ctx, a.render("say", st.Say))
 		case StepSayResult:
-			t, _ := parseResultTemplate(st.SayResult) // validated at load
-			data := ResultData{}
-			if a.lastResult != nil {
-				data = *a.lastResult
-			}
-			var b bytes.Buffer
-			if err := t.Execute(&b, data); err != nil {
-				a.say(ctx, fmt.Sprintf("(could not render say_result: %v)", err))
-			} else {
-				a.say(ctx, b.String())
-			}
+			a.say(ctx, a.render("say_result", st.SayResult))
 		case StepSleep:
 			select {
 			case <-time.After(st.Sleep):
@@ -280,10 +279,12 @@ func (a *agent) run(ctx context.Context, start int) int {
 		case StepCall:
 			a.call(ctx, i, st.Call)
 		case StepArtifact:
-			a.write(line{Type: lineArtifact, Name: st.Artifact.Name, MimeType: st.Artifact.MimeType, Text: st.Artifact.Text})
+			a.write(line{Type: lineArtifact, Name: a.render("artifact name", st.Artifact.Name), MimeType: st.Artifact.MimeType,
+				Text: a.render("artifact text", st.Artifact.Text)})
 		case StepAsk:
-			a.say(ctx, st.Ask)
-			a.write(line{Type: lineAsk, Text: st.Ask})
+			q := a.render("ask", st.Ask)
+			a.say(ctx, q)
+			a.write(line{Type: lineAsk, Text: q})
 			a.saveState(i + 1)
 			a.result(resultInputRequired, "")
 			return 0
@@ -301,6 +302,38 @@ func (a *agent) run(ctx context.Context, start int) int {
 	return 0
 }
 
+// render executes a scenario text as a template with this turn's prompt and
+// the last tool result (texts without "{{" are returned as they are, except
+// say_result, which always is a template). A template that fails to execute
+// renders as a note saying so.
+func (a *agent) render(what, text string) string {
+	if what != "say_result" && !isTemplate(text) {
+		return text
+	}
+	t, err := template.New(what).Option("missingkey=zero").Parse(text) // validated at load
+	if err != nil {
+		return fmt.Sprintf("(could not render %s: %v)", what, err)
+	}
+	data := TemplateData{Prompt: a.prompt}
+	if a.lastResult != nil {
+		data.ResultData = *a.lastResult
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return fmt.Sprintf("(could not render %s: %v)", what, err)
+	}
+	return b.String()
+}
+
+// id names this turn's n-th message or tool call: kind-<session>-<n> in the
+// first turn, kind-<session>-<turn>-<n> after it.
+func (a *agent) id(kind string, n int) string {
+	if a.turn == 0 {
+		return fmt.Sprintf("%s-%s-%d", kind, a.session[:8], n)
+	}
+	return fmt.Sprintf("%s-%s-%d-%d", kind, a.session[:8], a.turn, n)
+}
+
 func (a *agent) result(status, errMsg string) {
 	a.write(line{
 		Type: lineResult, Status: status, SessionID: a.session, Output: a.lastText,
@@ -311,7 +344,7 @@ func (a *agent) result(status, errMsg string) {
 
 func (a *agent) say(ctx context.Context, text string) {
 	a.msgN++
-	id := fmt.Sprintf("msg-%s-%d", a.session[:8], a.msgN)
+	id := a.id("msg", a.msgN)
 	a.lastText = text
 	a.words += int64(len(strings.Fields(text)))
 	if !a.stream {
@@ -358,14 +391,19 @@ func chunks(text string) []string {
 }
 
 func (a *agent) call(ctx context.Context, step int, c *CallStep) {
-	id := fmt.Sprintf("call-%s-%d", a.session[:8], step)
+	id := a.id("call", step)
 	server, tool := a.resolve(c.Tool)
-	args, _ := json.Marshal(c.Args)
-	if c.Args == nil {
+	callArgs := c.Args
+	if callArgs != nil {
+		v, _ := mapStrings(c.Args, func(s string) (string, error) { return a.render("call args", s), nil })
+		callArgs, _ = v.(map[string]any)
+	}
+	args, _ := json.Marshal(callArgs)
+	if callArgs == nil {
 		args = []byte("{}")
 	}
 	a.write(line{Type: lineToolCall, ID: id, Name: tool, Server: server, Args: args})
-	res := a.doCall(ctx, id, server, tool, c.Args)
+	res := a.doCall(ctx, id, server, tool, callArgs)
 	a.lastResult = res
 	a.write(line{Type: lineToolResult, ID: id, Content: res.Text, Structured: res.JSON, IsError: res.IsError})
 }

@@ -23,19 +23,30 @@
 // # Scenario files
 //
 // YAML or JSON whose top level is the list of steps (or a mapping with a
-// `steps:` key holding that list, and optionally `stream_delay: 40ms`).
-// Each step is a mapping with exactly one key:
+// `steps:` key holding that list, and optionally `stream_delay: 40ms` and
+// `repeat: true`). Each step is a mapping with exactly one key:
 //
 //	say: TEXT                        assistant text (text deltas when streaming)
 //	call: {tool: NAME, args: {...}}  MCP tools/call of NAME on whichever server offers it
 //	                                 (bare name or mcp__<server>__<tool>)
 //	say_result: TEMPLATE             text from the last tool result: {{.Text}},
-//	                                 {{.JSON.field}}, {{.IsError}} (Go text/template)
+//	                                 {{.JSON.field}}, {{.IsError}}, and {{.Prompt}}
 //	sleep: DURATION                  e.g. 500ms
 //	artifact: {name, mime_type, text}  publish an artifact (remote side)
 //	ask: TEXT                        ask the user and end the turn as input_required;
 //	                                 the next turn of the session resumes after it
 //	fail: MESSAGE                    end the run as failed
+//
+// Texts are Go text/template templates ([TemplateData]): say_result always,
+// and say, ask, artifact name and text and the string values of call args
+// when they contain "{{". {{.Prompt}} is this turn's prompt (the user's
+// message, or the answer to an `ask`); {{.Text}}, {{.JSON.field}} and
+// {{.IsError}} are the last tool result's.
+//
+// Turns: a session's next turn (--resume) continues after the steps of the
+// previous one: after an `ask`, or, when every step has run, nowhere (no step
+// runs) unless the scenario says `repeat: true`, which starts it over so that
+// every turn of a chat is answered.
 //
 // Scenario errors are reported with the file, the 0-based step index and the
 // reason before the run starts ([ScenarioError]).

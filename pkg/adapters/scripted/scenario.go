@@ -19,6 +19,10 @@ type Scenario struct {
 	// StreamDelay is slept between text deltas when streaming, so that a UI
 	// can show text arriving. Zero by default.
 	StreamDelay time.Duration
+	// Repeat makes a turn that resumes a session whose steps have all run
+	// start over from the first step, so that every turn of a chat gets an
+	// answer. Without it such a turn performs no step.
+	Repeat bool
 }
 
 // Step is one scripted action. Exactly one of its fields is set; Kind names it.
@@ -101,8 +105,9 @@ func LoadScenario(path string) (*Scenario, error) {
 }
 
 // ParseScenario parses and validates scenario data. The top level is the list
-// of steps, or a mapping with a `steps:` key holding that list (and an
-// optional `stream_delay:` duration). name is used in errors only.
+// of steps, or a mapping with a `steps:` key holding that list (and optional
+// `stream_delay:` duration and `repeat:` boolean). name is used in errors
+// only.
 func ParseScenario(name string, data []byte) (*Scenario, error) {
 	fail := func(step, line int, format string, args ...any) error {
 		return &ScenarioError{File: name, Step: step, Line: line, Reason: fmt.Sprintf(format, args...)}
@@ -131,8 +136,12 @@ func ParseScenario(name string, data []byte) (*Scenario, error) {
 					return nil, fail(-1, v.Line, "stream_delay %q is not a duration such as 40ms", v.Value)
 				}
 				sc.StreamDelay = d
+			case "repeat":
+				if err := v.Decode(&sc.Repeat); err != nil || v.Kind != yaml.ScalarNode {
+					return nil, fail(-1, v.Line, "repeat %q is not true or false", v.Value)
+				}
 			default:
-				return nil, fail(-1, k.Line, "unknown top-level field %q (want steps, stream_delay)", k.Value)
+				return nil, fail(-1, k.Line, "unknown top-level field %q (want steps, stream_delay, repeat)", k.Value)
 			}
 		}
 		if list == nil {
@@ -170,9 +179,13 @@ func parseStep(n *yaml.Node) (Step, error) {
 	var err error
 	switch k.Value {
 	case StepSay:
-		st.Say, err = scalar()
+		if st.Say, err = scalar(); err == nil {
+			err = checkTemplate(k.Value, st.Say)
+		}
 	case StepAsk:
-		st.Ask, err = scalar()
+		if st.Ask, err = scalar(); err == nil {
+			err = checkTemplate(k.Value, st.Ask)
+		}
 	case StepFail:
 		st.Fail, err = scalar()
 		if err == nil && st.Fail == "" {
@@ -196,6 +209,8 @@ func parseStep(n *yaml.Node) (Step, error) {
 		if err = decodeStrict(v, &c, "tool", "args"); err == nil {
 			if c.Tool == "" {
 				err = fmt.Errorf("call is missing tool: the name of the MCP tool to call")
+			} else {
+				_, err = mapStrings(c.Args, func(s string) (string, error) { return s, checkTemplate("call args", s) })
 			}
 			st.Call = &c
 		}
@@ -204,6 +219,8 @@ func parseStep(n *yaml.Node) (Step, error) {
 		if err = decodeStrict(v, &a, "name", "mime_type", "text"); err == nil {
 			if a.Name == "" {
 				err = fmt.Errorf("artifact is missing name")
+			} else if err = checkTemplate("artifact name", a.Name); err == nil {
+				err = checkTemplate("artifact text", a.Text)
 			}
 			if a.MimeType == "" {
 				a.MimeType = "text/plain"
@@ -246,13 +263,24 @@ func nodeKind(n *yaml.Node) string {
 	}
 }
 
-// ResultData is what a say_result template sees: the last tool result's text,
-// its structured content (or the text parsed as JSON) and whether it was an
+// ResultData is the last tool result as templates see it: its text, its
+// structured content (or the text parsed as JSON) and whether it was an
 // error. Example: "The remote agent said: {{.JSON.summary}}".
 type ResultData struct {
 	Text    string
 	JSON    any
 	IsError bool
+}
+
+// TemplateData is what the templates of a scenario see: Prompt is this
+// turn's prompt (for a chat, the user's message; for an answer to `ask`, the
+// answer), and the fields of [ResultData] are the last tool result's.
+// say_result is always a template; say, ask, artifact name and text, and the
+// string values of call args are templates when they contain "{{".
+// Example: `call: {tool: delegate_to_agent, args: {objective: "{{.Prompt}}"}}`.
+type TemplateData struct {
+	Prompt string
+	ResultData
 }
 
 func parseResultTemplate(s string) (*template.Template, error) {
@@ -261,4 +289,48 @@ func parseResultTemplate(s string) (*template.Template, error) {
 		return nil, fmt.Errorf("say_result is not a valid template: %v", err)
 	}
 	return t, nil
+}
+
+// isTemplate tells the texts that are templates (say_result always is).
+func isTemplate(s string) bool { return strings.Contains(s, "{{") }
+
+func checkTemplate(what, s string) error {
+	if !isTemplate(s) {
+		return nil
+	}
+	if _, err := template.New(what).Option("missingkey=zero").Parse(s); err != nil {
+		return fmt.Errorf("%s is not a valid template: %v", what, err)
+	}
+	return nil
+}
+
+// mapStrings returns a copy of v (a call's args: maps, lists, scalars) in
+// which every string is replaced with f's result.
+func mapStrings(v any, f func(string) (string, error)) (any, error) {
+	switch x := v.(type) {
+	case string:
+		return f(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			r, err := mapStrings(e, f)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = r
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			r, err := mapStrings(e, f)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	default:
+		return v, nil
+	}
 }

@@ -14,6 +14,7 @@ func TestParseScenario(t *testing.T) {
 		{"list", "- say: hi\n- sleep: 10ms\n- call: {tool: whoami, args: {a: 1}}\n- say_result: \"{{.JSON.x}}\"\n- artifact: {name: n.md, text: t}\n- ask: why?\n- fail: boom\n"},
 		{"steps mapping", "stream_delay: 5ms\nsteps:\n  - say: hi\n"},
 		{"json", `[{"say":"hi"},{"call":{"tool":"t"}}]`},
+		{"repeat and templates", "repeat: true\nsteps:\n  - say: \"{{.Prompt}}\"\n  - call: {tool: t, args: {a: [\"{{.Prompt}}\"]}}\n"},
 	}
 	for _, tt := range good {
 		if _, err := scripted.ParseScenario(tt.name, []byte(tt.doc)); err != nil {
@@ -21,8 +22,11 @@ func TestParseScenario(t *testing.T) {
 		}
 	}
 	sc, _ := scripted.ParseScenario("x", []byte("stream_delay: 5ms\nsteps:\n  - artifact: {name: n.md, text: t}\n"))
-	if sc.StreamDelay != 5*time.Millisecond || sc.Steps[0].Artifact.MimeType != "text/plain" {
+	if sc.StreamDelay != 5*time.Millisecond || sc.Steps[0].Artifact.MimeType != "text/plain" || sc.Repeat {
 		t.Errorf("parsed %+v", sc)
+	}
+	if sc, _ := scripted.ParseScenario("x", []byte("repeat: true\nsteps:\n  - say: hi\n")); !sc.Repeat {
+		t.Errorf("repeat: true parsed as %+v", sc)
 	}
 
 	bad := []struct {
@@ -37,6 +41,9 @@ func TestParseScenario(t *testing.T) {
 		{"unknown call field", "- call: {tool: t, endpoint_url: x}\n", 0, `unknown field "endpoint_url"`},
 		{"two keys", "- say: a\n  ask: b\n", 0, "exactly one"},
 		{"bad template", "- say_result: \"{{.Text\"\n", 0, "not a valid template"},
+		{"bad say template", "- say: hi\n- say: \"{{.Prompt\"\n", 1, "say is not a valid template"},
+		{"bad call args template", "- call: {tool: t, args: {a: {b: \"{{if}}\"}}}\n", 0, "call args is not a valid template"},
+		{"bad repeat", "repeat: sometimes\nsteps:\n  - say: hi\n", -1, "not true or false"},
 		{"empty fail", "- fail: \"\"\n", 0, "fail wants a message"},
 		{"artifact without name", "- artifact: {text: t}\n", 0, "missing name"},
 		{"not a list", "say: hi\n", -1, "unknown top-level field"},

@@ -1,45 +1,63 @@
-import { useId, useState, type FormEvent } from "react";
+import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { useStore } from "../state/context";
+import { useScrollControl } from "./scroll";
 
-/** The answer box of an input_required subagent. */
-export function InputAnswer({ runId, delegationId, prompt }: { runId: string; delegationId: string; prompt: string }) {
+/**
+ * The answer box of an input_required subagent (its question is the last
+ * item of the conversation above it). It scrolls itself into view when it
+ * appears and takes the focus unless the user is typing elsewhere. Once the
+ * host accepted the answer, the answer joins the conversation and the box
+ * goes away.
+ */
+export function InputAnswer({ runId, delegationId, agentName }: { runId: string; delegationId: string; agentName: string }) {
   const store = useStore();
+  const scroll = useScrollControl();
   const id = useId();
+  const form = useRef<HTMLFormElement>(null);
+  const input = useRef<HTMLInputElement>(null);
   const [text, setText] = useState("");
-  const [state, setState] = useState<"idle" | "sending" | "sent">("idle");
+  const [sending, setSending] = useState(false);
   const [error, setError] = useState<string>();
+
+  useEffect(() => {
+    if (form.current) scroll.reveal(form.current);
+    const active = document.activeElement;
+    const typing = active instanceof HTMLTextAreaElement || active instanceof HTMLInputElement ? active.value !== "" : false;
+    if (!typing) input.current?.focus({ preventScroll: true });
+  }, [scroll]);
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    if (!text.trim() || state === "sending") return;
-    setState("sending");
+    if (!text.trim() || sending) return;
+    setSending(true);
     setError(undefined);
     const err = await store.answer(runId, delegationId, text.trim());
     if (err) {
       setError(err);
-      setState("idle");
-    } else {
-      setState("sent");
+      setSending(false);
+      return;
     }
+    scroll.follow();
   }
 
   return (
-    <form className="input-answer" onSubmit={submit} data-testid="subagent-input-form">
+    <form ref={form} className="input-answer" onSubmit={submit} data-testid="subagent-input-form">
       <label htmlFor={id} className="input-prompt">
-        {prompt}
+        Your answer to {agentName}
       </label>
       <div className="input-row">
         <input
+          ref={input}
           id={id}
           data-testid="subagent-input"
           value={text}
           onChange={(e) => setText(e.target.value)}
-          placeholder="Type your answer"
-          disabled={state !== "idle"}
+          placeholder="Your answer"
+          disabled={sending}
           autoComplete="off"
         />
-        <button type="submit" data-testid="subagent-input-send" disabled={state !== "idle" || !text.trim()}>
-          {state === "sending" ? "Sending…" : state === "sent" ? "Sent" : "Answer"}
+        <button type="submit" data-testid="subagent-input-send" disabled={sending || !text.trim()}>
+          {sending ? "Sending…" : "Answer"}
         </button>
       </div>
       {error && (

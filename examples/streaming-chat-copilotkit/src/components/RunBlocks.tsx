@@ -1,8 +1,10 @@
 import { useRenderToolCall } from "@copilotkit/react-core/v2/headless";
 import { isUnclaimed } from "../model/reducer";
 import type { Block, RunView } from "../model/types";
-import { RunIdContext, useRun } from "../state/context";
+import { RunIdContext, useBusy, useIsLastRun, useRun, useStore } from "../state/context";
 import { DelegationPanel } from "./DelegationPanel";
+import { ErrorLine } from "./ErrorLine";
+import { Markdown } from "./Markdown";
 import { StatusBadge } from "./StatusBadge";
 
 /** One parent run: its text, tool calls (rendered by CopilotKit), unclaimed subagents and notices. */
@@ -32,8 +34,7 @@ function BlockView({ run, block, renderToolCall }: { run: RunView; block: Block;
       if (!m || (!m.text && !m.open)) return null;
       return (
         <div className="bubble bubble-assistant" data-testid="assistant-message" data-message-id={m.id}>
-          {m.text}
-          {m.open && run.status === "running" && <span className="caret" aria-hidden="true" />}
+          <Markdown text={m.text} streaming={m.open && run.status === "running"} />
         </div>
       );
     }
@@ -68,20 +69,53 @@ function BlockView({ run, block, renderToolCall }: { run: RunView; block: Block;
 }
 
 function RunFooter({ run }: { run: RunView }) {
-  if (run.status === "running") return null;
-  const label =
-    run.status === "finished"
-      ? "Run finished"
-      : run.status === "cancelled"
-        ? "Run cancelled"
-        : run.status === "interrupted"
-          ? "Run interrupted"
-          : "Run failed";
-  return (
-    <div className="run-footer">
-      <StatusBadge status={run.status} testId="run-status" />
-      <span className="muted">{label}</span>
-      {run.error?.message && run.status !== "cancelled" && <span className="run-error">{run.error.message}</span>}
-    </div>
-  );
+  const store = useStore();
+  const busy = useBusy();
+  const isLast = useIsLastRun(run.runId);
+  switch (run.status) {
+    case "running":
+      return null;
+    case "finished":
+      return (
+        <div className="run-footer">
+          <StatusBadge status="finished" testId="run-status" label="Run finished" />
+        </div>
+      );
+    case "cancelled":
+      return (
+        <div className="run-footer">
+          <StatusBadge status="cancelled" testId="run-status" label="Run cancelled" />
+        </div>
+      );
+    case "error":
+      return (
+        <div className="run-footer run-footer-error">
+          <StatusBadge status="error" testId="run-status" label="Run failed" />
+          <ErrorLine error={run.error} testId="run-error" fallback="The run failed." />
+        </div>
+      );
+    case "interrupted":
+      return (
+        <div className="run-footer run-footer-lost" data-testid="connection-lost">
+          <StatusBadge status="interrupted" testId="run-status" label="Connection lost" />
+          <div className="error-line" role="status">
+            <span>
+              {run.connection?.reason ?? "Lost the connection to the host."}
+              {!run.connection?.gone && " The run may still be going on there."}
+            </span>
+            {run.connection?.detail && (
+              <details className="error-details">
+                <summary>Details</summary>
+                <pre>{run.connection.detail}</pre>
+              </details>
+            )}
+          </div>
+          {!run.connection?.gone && isLast && (
+            <button type="button" className="btn-ghost" data-testid="reconnect" disabled={busy} onClick={() => void store.reconnect(run.runId)}>
+              Reconnect
+            </button>
+          )}
+        </div>
+      );
+  }
 }

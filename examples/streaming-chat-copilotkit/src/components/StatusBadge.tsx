@@ -11,14 +11,26 @@ const tones: Record<string, Tone> = {
   error: "danger",
   cancelled: "neutral",
   interrupted: "warning",
+  disconnected: "neutral",
 };
 
-export function StatusBadge({ status, testId }: { status: string; testId?: string }) {
+const labels: Record<string, string> = {
+  input_required: "needs input",
+  disconnected: "unknown",
+  interrupted: "connection lost",
+};
+
+const titles: Record<string, string> = {
+  disconnected: "The connection to the host was lost before this ended: its outcome is unknown.",
+};
+
+export function StatusBadge({ status, testId, label }: { status: string; testId?: string; label?: string }) {
   const tone = tones[status] ?? "neutral";
+  const text = label ?? labels[status] ?? status.replace(/_/g, " ");
   return (
-    <span className={`badge badge-${tone}`} data-testid={testId} data-status={status}>
+    <span className={`badge badge-${tone}`} data-testid={testId} data-status={status} title={titles[status]}>
       {tone === "active" && <span className="pulse" aria-hidden="true" />}
-      {status.replace(/_/g, " ")}
+      {text.charAt(0).toUpperCase() + text.slice(1)}
     </span>
   );
 }

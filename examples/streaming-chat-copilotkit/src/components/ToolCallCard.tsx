@@ -5,6 +5,8 @@ import type { DelegationResult, RunView, ToolCallView } from "../model/types";
 import { RunIdContext, useRun } from "../state/context";
 import { ArtifactList, type ArtifactItem } from "./ArtifactList";
 import { DelegationPanel } from "./DelegationPanel";
+import { ErrorLine } from "./ErrorLine";
+import { Markdown } from "./Markdown";
 import { StatusBadge } from "./StatusBadge";
 
 /** What CopilotKit passes to a tool-call renderer. */
@@ -36,6 +38,8 @@ function DelegationCard({ run, tool, props }: { run: RunView; tool: ToolCallView
   const objective = str(args.objective);
   const delegations = delegationsOf(run, tool.id);
   const result = props.result !== undefined ? parseToolResult(props.result) : tool.result;
+  // A failure already shown by its subagent panel is not repeated in the result.
+  const errorShown = delegations.some((d) => d.error !== undefined);
   return (
     <article className="tool-card" data-testid="tool-card" data-tool-name={props.name} data-status={status} aria-label={`Tool call ${props.name}`}>
       <header className="tool-head">
@@ -44,7 +48,11 @@ function DelegationCard({ run, tool, props }: { run: RunView; tool: ToolCallView
         {agent && <span className="chip">{agent}</span>}
         <StatusBadge status={status} testId="tool-badge" />
       </header>
-      {objective && <p className="tool-objective">{objective}</p>}
+      {objective && (
+        <p className="tool-objective" title={objective}>
+          <span className="tool-kicker">Task</span> {objective}
+        </p>
+      )}
       {delegations.length > 0 ? (
         <div className={`subagents ${delegations.length > 1 ? "subagents-many" : ""}`}>
           {delegations.map((d) => (
@@ -54,33 +62,32 @@ function DelegationCard({ run, tool, props }: { run: RunView; tool: ToolCallView
       ) : (
         status === "running" && <p className="muted waiting">Waiting for the remote agent…</p>
       )}
-      {result && <ResultSection runId={run.runId} raw={result.raw} parsed={result.parsed} />}
+      {result && <ResultSection runId={run.runId} raw={result.raw} parsed={result.parsed} showError={!errorShown} />}
     </article>
   );
 }
 
-function ResultSection({ runId, raw, parsed }: { runId: string; raw: string; parsed: DelegationResult | undefined }) {
+function ResultSection({ runId, raw, parsed, showError }: { runId: string; raw: string; parsed: DelegationResult | undefined; showError: boolean }) {
   const items: ArtifactItem[] = (parsed?.artifacts ?? []).map((a, i) => ({
     key: a.id ?? `${i}`,
     name: a.name ?? a.id ?? "artifact",
     mimeType: a.mime_type,
     href: artifactHref(runId, parsed?.delegation_id, a.id, a.uri),
   }));
+  const error = parsed?.error;
   return (
-    <section className="tool-result" data-testid="tool-result" aria-label="Tool result">
-      <div className="tool-result-head">
-        <span className="tool-kicker">Result returned to the parent</span>
-        {parsed?.status && <StatusBadge status={String(parsed.status)} testId="tool-result-status" />}
-      </div>
-      {parsed?.summary && (
-        <p className="tool-result-summary" data-testid="tool-result-summary">
-          {parsed.summary}
-        </p>
-      )}
-      {parsed?.error && (
-        <p className="subagent-error" role="status">
-          {parsed.error.code && <code>{parsed.error.code}</code>} {parsed.error.message}
-        </p>
+    <section className="tool-result" data-testid="tool-result" data-status={parsed?.status ? String(parsed.status) : undefined} aria-label="Tool result">
+      <span className="tool-kicker">Result returned to the parent</span>
+      {parsed?.summary && <Markdown text={parsed.summary} className="tool-result-summary" testId="tool-result-summary" />}
+      {error && showError && (
+        <ErrorLine
+          error={{
+            ...(error.code ? { code: error.code } : {}),
+            ...(error.message ? { message: error.message } : {}),
+            ...(error.retryable !== undefined ? { retryable: error.retryable } : {}),
+            ...(error.remote_status ? { remoteStatus: error.remote_status } : {}),
+          }}
+        />
       )}
       <ArtifactList items={items} label="Artifacts in the result" />
       {!parsed && <pre className="raw">{raw}</pre>}

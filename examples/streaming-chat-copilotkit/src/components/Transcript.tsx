@@ -1,56 +1,69 @@
-import { useEffect, useRef } from "react";
+import { useRef, type ReactNode } from "react";
 import { useChatState } from "../state/context";
+import { ErrorLine } from "./ErrorLine";
 import { RunBlocks } from "./RunBlocks";
+import { ScrollContext, useFollow } from "./scroll";
 
-export function Transcript() {
+/**
+ * The conversation, in its own scroll container that follows the stream
+ * (see scroll.tsx). children (the composer) get the same scroll control.
+ */
+export function Transcript({ children }: { children?: ReactNode }) {
   const state = useChatState();
-  const end = useRef<HTMLDivElement>(null);
-  const stick = useRef(true);
+  const scroller = useRef<HTMLElement>(null);
+  const content = useRef<HTMLDivElement>(null);
+  const { atBottom, control } = useFollow(scroller, content);
 
-  useEffect(() => {
-    const onScroll = () => {
-      const el = document.scrollingElement ?? document.documentElement;
-      stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 120;
-    };
-    window.addEventListener("scroll", onScroll, { passive: true });
-    return () => window.removeEventListener("scroll", onScroll);
-  }, []);
-  useEffect(() => {
-    if (stick.current) end.current?.scrollIntoView({ block: "end" });
-  });
-
-  if (state.entries.length === 0) {
-    return (
-      <div className="empty" data-testid="empty-state">
-        <h2>Chat with the parent agent</h2>
-        <p>
-          When it delegates with a <code>delegate_to_*</code> tool, the remote agent's progress streams here as a nested
-          subagent: status, text, artifacts and its final result.
-        </p>
-      </div>
-    );
-  }
   return (
-    <div className="transcript" role="log" aria-label="Conversation" aria-live="polite">
-      {state.entries.map((e) => {
-        switch (e.kind) {
-          case "user":
-            return (
-              <div key={`u:${e.id}`} className="bubble bubble-user" data-testid="user-message">
-                {e.text}
+    <ScrollContext.Provider value={control}>
+      <div className="stage">
+        <main className="scroller" ref={scroller} data-testid="transcript-scroller">
+          <div className="content" ref={content}>
+            {state.entries.length === 0 ? (
+              <div className="empty" data-testid="empty-state">
+                <h2>Chat with the parent agent</h2>
+                <p>
+                  When it delegates with a <code>delegate_to_*</code> tool, the remote agent's progress streams here as a nested
+                  subagent: status, text, artifacts and its final result.
+                </p>
               </div>
-            );
-          case "run":
-            return <RunBlocks key={`r:${e.runId}`} runId={e.runId} />;
-          case "error":
-            return (
-              <p key={`e:${e.id}`} className="notice notice-error" role="alert" data-testid="request-error">
-                {e.message}
-              </p>
-            );
-        }
-      })}
-      <div ref={end} />
-    </div>
+            ) : (
+              <div className="transcript" role="log" aria-label="Conversation">
+                {state.entries.map((e) => {
+                  switch (e.kind) {
+                    case "user":
+                      return (
+                        <div key={`u:${e.id}`} className="bubble bubble-user" data-testid="user-message">
+                          {e.text}
+                        </div>
+                      );
+                    case "run":
+                      return <RunBlocks key={`r:${e.runId}`} runId={e.runId} />;
+                    case "error":
+                      return (
+                        <div key={`e:${e.id}`} className="notice notice-error" role="alert" data-testid="request-error">
+                          <ErrorLine error={{ message: e.message }} />
+                          {e.detail && (
+                            <details className="error-details">
+                              <summary>Details</summary>
+                              <pre>{e.detail}</pre>
+                            </details>
+                          )}
+                        </div>
+                      );
+                  }
+                })}
+              </div>
+            )}
+          </div>
+        </main>
+        {!atBottom && (
+          <button type="button" className="jump" data-testid="jump-to-latest" onClick={() => control.follow()}>
+            Jump to latest ↓
+          </button>
+        )}
+      </div>
+      {children}
+    </ScrollContext.Provider>
   );
 }

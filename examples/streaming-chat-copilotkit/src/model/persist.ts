@@ -7,8 +7,10 @@
 import { activeRun } from "./reducer";
 import type { ChatState } from "./types";
 
-export const TRANSCRIPT_KEY = "agentadaptor.transcript.v1";
-export const RESUME_KEY = "agentadaptor.resume.v1";
+// v2: delegations keep a conversation (questions, answers) and a status
+// instead of a status line; a v1 transcript is not read.
+export const TRANSCRIPT_KEY = "agentadaptor.transcript.v2";
+export const RESUME_KEY = "agentadaptor.resume.v2";
 
 export interface Saved {
   threadId: string;

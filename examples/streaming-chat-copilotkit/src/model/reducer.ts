@@ -20,6 +20,7 @@ import type {
   ArtifactView,
   ChatState,
   DelegationView,
+  Entry,
   ErrorInfo,
   Frame,
   RunView,
@@ -39,20 +40,62 @@ export function reduce(state: ChatState, action: Action): ChatState {
     case "user":
       if (state.entries.some((e) => e.kind === "user" && e.id === action.id)) return state;
       return { ...state, entries: [...state.entries, { kind: "user", id: action.id, text: action.text }] };
-    case "request-failed":
+    case "request-failed": {
       if (state.entries.some((e) => e.kind === "error" && e.id === action.id)) return state;
-      return { ...state, entries: [...state.entries, { kind: "error", id: action.id, message: action.message }] };
+      const entry: Entry = { kind: "error", id: action.id, message: action.message };
+      if (action.detail && action.detail !== action.message) entry.detail = action.detail;
+      return { ...state, entries: [...state.entries, entry] };
+    }
     case "stream-ended": {
       const runId = action.runId ?? state.streamRunId;
       const run = runId ? state.runs[runId] : undefined;
       if (!run || run.status !== "running") return state;
-      const r: RunView = { ...run, status: "interrupted" };
-      pushNotice(r, "warning", action.reason);
-      return withRun(state, r);
+      const connection: NonNullable<RunView["connection"]> = { reason: action.reason };
+      if (action.detail && action.detail !== action.reason) connection.detail = action.detail;
+      if (action.gone) connection.gone = true;
+      return withRun(state, { ...run, status: "interrupted", connection });
     }
+    case "reconnect": {
+      // Only the newest run can stream again (it is the one a reload resumes).
+      const run = lastRun(state);
+      if (!run || run.runId !== action.runId || run.status !== "interrupted" || run.connection?.gone) return state;
+      const { connection: _lost, ...rest } = run;
+      return withRun({ ...state, streamRunId: run.runId }, { ...rest, status: "running" });
+    }
+    case "answer":
+      return applyAnswer(state, action);
+    case "reset":
+      return initialState;
     case "frame":
       return applyFrame(state, action.frame);
   }
+}
+
+/**
+ * The user's answer joins the delegation's conversation right after the
+ * question it answers; the delegation is working again (the host forwards
+ * the answer to the remote task).
+ */
+function applyAnswer(state: ChatState, a: Extract<Action, { kind: "answer" }>): ChatState {
+  const run = state.runs[a.runId];
+  const prev = run?.delegations[a.delegationId];
+  if (!run || !prev || prev.messages.some((m) => m.id === a.id)) return state;
+  const d: DelegationView = { ...prev };
+  let at = -1;
+  d.messages.forEach((m, i) => {
+    if (m.role === "question") at = i;
+  });
+  const answer = { id: a.id, text: a.text, open: false, role: "answer" as const };
+  d.messages = at < 0 ? [...d.messages, answer] : [...d.messages.slice(0, at + 1), answer, ...d.messages.slice(at + 1)];
+  if (!d.terminal && d.phase === "input_required") {
+    d.phase = "working";
+    d.status = "input_provided";
+    d.statusText = "Answer sent; waiting for the agent.";
+    delete d.inputPrompt;
+  }
+  const r: RunView = { ...run };
+  setDelegation(r, d);
+  return withRun(state, r);
 }
 
 function withRun(state: ChatState, run: RunView): ChatState {
@@ -248,7 +291,7 @@ function applySubagent(r: RunView, kind: string, v: Record<string, unknown>): vo
         runId: r.runId,
         parentToolCallId: "",
         phase: "starting",
-        statusLine: "starting",
+        status: "starting",
         messages: [],
         artifacts: [],
         terminal: false,
@@ -275,14 +318,14 @@ function applyKind(r: RunView, d: DelegationView, kind: string, v: Record<string
       const text = str(v.text);
       if (s === "correlated" || s === "") return;
       if (s === "input_required") {
-        d.phase = "input_required";
-        d.inputPrompt = text || d.inputPrompt || "The agent needs more input.";
-        d.statusLine = "input required";
+        askQuestion(d, text);
         return;
       }
       if (d.phase === "input_required") delete d.inputPrompt;
       if (d.phase === "starting" || d.phase === "input_required") d.phase = "working";
-      d.statusLine = text ? `${human(s)}: ${text}` : human(s);
+      d.status = s;
+      if (text) d.statusText = text;
+      else delete d.statusText;
       return;
     }
     case "text.start": {
@@ -336,30 +379,48 @@ function applyKind(r: RunView, d: DelegationView, kind: string, v: Record<string
       return;
     }
     case "input_required":
-      d.phase = "input_required";
-      d.inputPrompt = str(v.text) || str(v.status) || d.inputPrompt || "The agent needs more input.";
-      d.statusLine = "input required";
+      askQuestion(d, str(v.text));
       return;
     case "finished":
-      terminate(d, "completed", "completed");
+      terminate(d, "completed");
       return;
     case "failed": {
-      const e = errorInfo(v.error) ?? { message: str(v.text) || "the remote agent failed" };
-      d.error = e;
-      terminate(d, "failed", `failed: ${e.message ?? e.code ?? "error"}`);
+      d.error = errorInfo(v.error) ?? { message: str(v.text) || "The remote agent failed." };
+      terminate(d, "failed");
       return;
     }
     case "cancelled":
-      terminate(d, "cancelled", "cancelled");
+      terminate(d, "cancelled");
       return;
     default:
       return; // unknown subagent kinds are ignored
   }
 }
 
-function terminate(d: DelegationView, phase: DelegationView["phase"], line: string): void {
+/**
+ * input_required: the question becomes part of the conversation. Remote
+ * agents usually also send it as their last message (A2A: the status
+ * message): that message is marked as the question instead of repeating it.
+ */
+function askQuestion(d: DelegationView, text: string): void {
+  const q = text.trim() || d.inputPrompt || "The agent needs more input.";
+  d.phase = "input_required";
+  d.status = "input_required";
+  delete d.statusText;
+  d.inputPrompt = q;
+  const i = d.messages.length - 1;
+  const last = d.messages[i];
+  if (last && last.role !== "answer" && last.text.trim() === q) {
+    if (last.role !== "question") d.messages = [...d.messages.slice(0, i), { ...last, role: "question", open: false }];
+    return;
+  }
+  d.messages = [...d.messages, { id: `${d.delegationId}#q${d.messages.length}`, text: q, open: false, role: "question" }];
+}
+
+function terminate(d: DelegationView, phase: DelegationView["phase"]): void {
   d.phase = phase;
-  d.statusLine = line;
+  d.status = phase;
+  delete d.statusText;
   d.terminal = true;
   delete d.inputPrompt;
   d.messages = d.messages.map((m) => (m.open ? { ...m, open: false } : m));
@@ -379,13 +440,33 @@ export function isUnclaimed(run: RunView, d: DelegationView): boolean {
   return !d.parentToolCallId || !run.toolCalls[d.parentToolCallId];
 }
 
-/** The state a delegation is shown in, given how its run ended. */
+/**
+ * The state a delegation is shown in, given how its run ended: a delegation
+ * without a terminal event is cancelled with its run, failed with it, or
+ * of unknown outcome ("disconnected") when the connection to the host was
+ * lost (the run's footer says so; the badges say "unknown").
+ */
 export function effectivePhase(run: RunView, d: DelegationView): DelegationView["phase"] {
   if (d.terminal || run.status === "running") return d.phase;
+  if (run.status === "interrupted") return "disconnected";
   return run.status === "cancelled" ? "cancelled" : "failed";
 }
 
-export type ToolCardStatus = "running" | "completed" | "failed" | "cancelled";
+/**
+ * The status line worth showing under a delegation's badge: the remote's own
+ * status text, or a status the badge does not already say; nothing once the
+ * delegation has ended.
+ */
+export function statusNote(run: RunView, d: DelegationView): string | undefined {
+  const phase = effectivePhase(run, d);
+  if (d.terminal || phase !== d.phase || phase === "input_required") return undefined;
+  if (d.statusText) return d.statusText;
+  return QUIET_STATUSES.has(d.status) ? undefined : human(d.status);
+}
+
+const QUIET_STATUSES = new Set(["starting", "submitted", "working", "input_required", "input_provided"]);
+
+export type ToolCardStatus = "running" | "completed" | "failed" | "cancelled" | "disconnected";
 
 export function toolCardStatus(run: RunView, t: ToolCallView): ToolCardStatus {
   if (t.result) {
@@ -401,7 +482,17 @@ export function toolCardStatus(run: RunView, t: ToolCallView): ToolCardStatus {
     return "completed";
   }
   if (run.status === "running") return "running";
+  if (run.status === "interrupted") return "disconnected";
   return run.status === "cancelled" ? "cancelled" : "failed";
+}
+
+/** The conversation's newest run, whatever its status. */
+export function lastRun(state: ChatState): RunView | undefined {
+  for (let i = state.entries.length - 1; i >= 0; i--) {
+    const e = state.entries[i];
+    if (e && e.kind === "run") return state.runs[e.runId];
+  }
+  return undefined;
 }
 
 /** The run that is still streaming, if any (the last one). */
@@ -414,6 +505,63 @@ export function activeRun(state: ChatState): RunView | undefined {
     }
   }
   return undefined;
+}
+
+/** A delegation of the active run that waits for the user's answer. */
+export interface PendingQuestion {
+  runId: string;
+  delegationId: string;
+  agentName: string;
+  question: string;
+}
+
+export function pendingQuestions(state: ChatState): PendingQuestion[] {
+  const run = activeRun(state);
+  if (!run) return [];
+  return Object.values(run.delegations)
+    .filter((d) => !d.terminal && d.phase === "input_required")
+    .sort((a, b) => a.order - b.order)
+    .map((d) => ({
+      runId: run.runId,
+      delegationId: d.delegationId,
+      agentName: d.agentName || d.agentKey || "A remote agent",
+      question: d.inputPrompt ?? "",
+    }));
+}
+
+export type ChatPhase = "idle" | "working" | "waiting" | "reconnecting" | "offline";
+
+/**
+ * What the header says about the conversation: working while a run streams,
+ * waiting when a subagent needs the user's answer, reconnecting while a
+ * dropped stream is re-attached, offline when the connection to the last
+ * run was lost.
+ */
+export function chatPhase(state: ChatState, busy: boolean, reconnecting: boolean): ChatPhase {
+  if (reconnecting) return "reconnecting";
+  if (pendingQuestions(state).length > 0) return "waiting";
+  if (busy || activeRun(state)) return "working";
+  return lastRun(state)?.status === "interrupted" ? "offline" : "idle";
+}
+
+/** An error as one short line, with the rest (full message, code, flags) as detail. */
+export function conciseError(e: ErrorInfo | undefined, fallback = "Something went wrong."): { headline: string; detail?: string } {
+  const message = (e?.message ?? "").trim();
+  const headline = firstSentence(message) || (e?.code ? `${human(e.code)}.` : fallback);
+  const extra: string[] = [];
+  if (message && message !== headline) extra.push(message);
+  if (e?.code) extra.push(`code: ${e.code}`);
+  if (e?.remoteStatus) extra.push(`remote status: ${e.remoteStatus}`);
+  if (e?.retryable) extra.push("retryable: yes");
+  return extra.length > 0 ? { headline, detail: extra.join("\n") } : { headline };
+}
+
+/** The first sentence (or line) of a message, at most 160 characters. */
+export function firstSentence(message: string): string {
+  const line = message.trim().split("\n")[0] ?? "";
+  const m = /^(.+?[.!?])(\s|$)/.exec(line);
+  const s = (m?.[1] ?? line).trim();
+  return s.length > 160 ? `${s.slice(0, 159).trimEnd()}…` : s;
 }
 
 // ---- helpers ----------------------------------------------------------------

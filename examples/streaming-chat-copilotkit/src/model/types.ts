@@ -13,24 +13,39 @@ export interface Frame {
   event: AguiEvent;
 }
 
-/** Everything that changes the transcript; the persisted log is a list of these. */
+/** Everything that changes the transcript. */
 export type Action =
   | { kind: "user"; id: string; text: string }
   | { kind: "frame"; frame: Frame }
-  /** The stream ended (or failed) before its terminal event. */
-  | { kind: "stream-ended"; runId?: string; reason: string }
+  /**
+   * The stream ended (or failed) before its terminal event and could not be
+   * re-attached: the connection to the host is lost (the run may go on there).
+   */
+  | { kind: "stream-ended"; runId?: string; reason: string; detail?: string; gone?: boolean }
+  /** The user asked to re-attach to an interrupted run. */
+  | { kind: "reconnect"; runId: string }
   /** A request failed before any run started (HTTP error, network). */
-  | { kind: "request-failed"; id: string; message: string };
+  | { kind: "request-failed"; id: string; message: string; detail?: string }
+  /** The host accepted the user's answer to an input_required delegation. */
+  | { kind: "answer"; runId: string; delegationId: string; id: string; text: string }
+  /** New chat: forget the conversation. */
+  | { kind: "reset" };
 
+/** interrupted: the connection to the host was lost before the run ended. */
 export type RunStatus = "running" | "finished" | "error" | "cancelled" | "interrupted";
 
+/**
+ * A delegation's state. "disconnected" is never stored: it is how a
+ * delegation that had not ended is shown once its run's connection is lost.
+ */
 export type DelegationPhase =
   | "starting"
   | "working"
   | "input_required"
   | "completed"
   | "failed"
-  | "cancelled";
+  | "cancelled"
+  | "disconnected";
 
 export interface ErrorInfo {
   code?: string;
@@ -53,6 +68,12 @@ export interface RemoteMessage {
   id: string;
   text: string;
   open: boolean;
+  /**
+   * agent (default): the remote agent's text; question: what it asked when it
+   * needed input; answer: the user's answer, added by the UI when the host
+   * accepted it.
+   */
+  role?: "agent" | "question" | "answer";
 }
 
 export interface DelegationView {
@@ -66,8 +87,11 @@ export interface DelegationView {
   remoteTaskId?: string;
   remoteContextId?: string;
   phase: DelegationPhase;
-  /** The latest human-readable status line. */
-  statusLine: string;
+  /** The latest remote status, normalized (working, submitted, polling, input_provided, …). */
+  status: string;
+  /** The text that came with the latest status, if any. */
+  statusText?: string;
+  /** The conversation: the remote's messages, its questions and the user's answers, in order. */
   messages: RemoteMessage[];
   artifacts: ArtifactView[];
   /** The question of an input_required delegation. */
@@ -126,6 +150,11 @@ export interface RunView {
   threadId?: string;
   status: RunStatus;
   error?: ErrorInfo;
+  /**
+   * Why the connection was lost (status interrupted); gone: the host no
+   * longer knows the run, so there is nothing to reconnect to.
+   */
+  connection?: { reason: string; detail?: string; gone?: boolean };
   /** The highest frame id applied (the resume cursor). */
   lastEventId?: string;
   blocks: Block[];
@@ -140,7 +169,7 @@ export interface RunView {
 export type Entry =
   | { kind: "user"; id: string; text: string }
   | { kind: "run"; runId: string }
-  | { kind: "error"; id: string; message: string };
+  | { kind: "error"; id: string; message: string; detail?: string };
 
 export interface ChatState {
   entries: Entry[];

@@ -1,4 +1,5 @@
 import { createContext, useContext, useSyncExternalStore } from "react";
+import { chatPhase, lastRun, type ChatPhase } from "../model/reducer";
 import type { ChatState, RunView } from "../model/types";
 import type { ChatStore } from "./store";
 
@@ -26,6 +27,19 @@ export function useRun(runId: string): RunView | undefined {
 
 export function useBusy(): boolean {
   const store = useStore();
-  const get = () => store.isBusy();
+  return useSyncExternalStore(store.subscribe, store.isBusy, store.isBusy);
+}
+
+/** Whether runId is the conversation's newest run. */
+export function useIsLastRun(runId: string): boolean {
+  const store = useStore();
+  const get = () => lastRun(store.getState())?.runId === runId;
+  return useSyncExternalStore(store.subscribe, get, get);
+}
+
+/** idle, working, waiting (for the user's answer), reconnecting or offline. */
+export function useChatPhase(): ChatPhase {
+  const store = useStore();
+  const get = () => chatPhase(store.getState(), store.isBusy(), store.isReconnecting());
   return useSyncExternalStore(store.subscribe, get, get);
 }

@@ -4,7 +4,6 @@
 // answering a subagent and resuming after a reload talk to the host's routes.
 
 import type { Message } from "@ag-ui/client";
-import type { CopilotKitCoreReact } from "@copilotkit/react-core/v2/context";
 import { HostAgent, HostHttpError } from "../agent/HostAgent";
 import { cancelUrl, inputUrl } from "../model/links";
 import { clear, load, loadResume, save } from "../model/persist";
@@ -13,7 +12,17 @@ import type { Action, ChatState, RunView } from "../model/types";
 
 type Listener = () => void;
 
-const MAX_REATTACH = 3;
+/** What the store needs from CopilotKit's core: running the registered agent. */
+export interface AgentRunner {
+  runAgent(params: { agent: HostAgent }): Promise<unknown>;
+}
+
+export interface StoreOptions {
+  /** Re-attach attempts after a dropped stream before the run counts as disconnected. */
+  maxReattach?: number;
+  /** Delay before re-attach attempt n is 'reattachDelayMs * n'. */
+  reattachDelayMs?: number;
+}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
@@ -24,22 +33,33 @@ export class ChatStore {
   private listeners = new Set<Listener>();
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   private busy = false;
+  private reconnecting = false;
   private leaving = false;
-  private lastError: string | undefined;
+  private lastError: unknown;
   private fatal = false;
-  readonly threadId: string;
+  private readonly maxReattach: number;
+  private readonly reattachDelayMs: number;
+  private threadIdValue: string;
 
   constructor(
     readonly agent: HostAgent,
-    private readonly core: CopilotKitCoreReact,
+    private readonly core: AgentRunner,
     private readonly storage: Storage | undefined,
+    opts: StoreOptions = {},
   ) {
+    this.maxReattach = opts.maxReattach ?? 3;
+    this.reattachDelayMs = opts.reattachDelayMs ?? 300;
     const saved = load(storage);
     this.state = saved?.state ?? initialState;
-    this.threadId = saved?.threadId ?? newId();
-    agent.threadId = this.threadId;
+    this.threadIdValue = saved?.threadId ?? newId();
+    agent.threadId = this.threadIdValue;
     agent.setMessages(toAguiMessages(this.state));
     agent.onFrame = (frame) => this.dispatch({ kind: "frame", frame });
+  }
+
+  /** The conversation's thread id: the host's session key. */
+  get threadId(): string {
+    return this.threadIdValue;
   }
 
   getState = (): ChatState => this.state;
@@ -57,23 +77,24 @@ export class ChatStore {
     // Run boundaries are saved at once, streaming updates coalesced.
     if (wasActive !== (activeRun(next) !== undefined) || action.kind !== "frame") this.flush();
     else this.scheduleSave();
-    for (const l of this.listeners) l();
+    this.emit();
   }
 
   /** Saves now (also called on pagehide). */
   flush = (): void => {
     if (this.saveTimer !== undefined) clearTimeout(this.saveTimer);
     this.saveTimer = undefined;
-    save(this.storage, { threadId: this.threadId, state: this.state });
+    save(this.storage, { threadId: this.threadIdValue, state: this.state });
   };
 
   private scheduleSave(): void {
     if (this.saveTimer === undefined) this.saveTimer = setTimeout(this.flush, 100);
   }
 
-  isBusy(): boolean {
-    return this.busy || activeRun(this.state) !== undefined;
-  }
+  isBusy = (): boolean => this.busy || activeRun(this.state) !== undefined;
+
+  /** Whether a dropped stream is being re-attached right now. */
+  isReconnecting = (): boolean => this.reconnecting;
 
   /** Sends a user message and streams the parent's run. */
   async send(text: string): Promise<void> {
@@ -98,6 +119,18 @@ export class ChatStore {
     }, rec.runId);
   }
 
+  /** Re-attaches to a run whose connection was lost (the Reconnect button). */
+  async reconnect(runId: string): Promise<void> {
+    const run = this.state.runs[runId];
+    if (this.busy || !run) return;
+    const before = this.state;
+    this.dispatch({ kind: "reconnect", runId });
+    if (this.state === before) return; // not the newest run, or nothing to reconnect to
+    await this.drive(async () => {
+      await this.reattach(runId, run.lastEventId ?? "0");
+    }, runId);
+  }
+
   /** The page is being left (reload, navigation): save, and treat the stream's teardown as expected. */
   leave = (): void => {
     this.leaving = true;
@@ -112,47 +145,71 @@ export class ChatStore {
       return;
     }
     try {
-      const res = await fetch(cancelUrl(run.runId), { method: "POST" });
+      const res = await fetch(cancelUrl(run.runId), {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: "{}",
+      });
       if (res.status === 404) {
         // The host no longer knows the run: stop listening.
         this.agent.abortRun();
-        this.dispatch({ kind: "stream-ended", runId: run.runId, reason: "The run had already ended on the host." });
+        this.dispatch({ kind: "stream-ended", runId: run.runId, reason: "The host no longer knows this run.", gone: true });
       }
-    } catch {
+    } catch (err) {
       this.agent.abortRun();
-      this.dispatch({ kind: "stream-ended", runId: run.runId, reason: "Stopped: the host could not be reached." });
+      this.dispatch({ kind: "stream-ended", runId: run.runId, reason: "The host could not be reached to stop the run.", detail: errorText(err) });
     }
   }
 
-  /** Answers an input_required delegation; resolves to an error message or undefined. */
+  /**
+   * Answers an input_required delegation. Once the host accepted it, the
+   * answer joins the subagent's conversation; resolves to an error message
+   * or undefined.
+   */
   async answer(runId: string, delegationId: string, text: string): Promise<string | undefined> {
+    const t = text.trim();
+    if (!t) return "Type an answer first.";
     try {
       const res = await fetch(inputUrl(runId, delegationId), {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ text }),
+        body: JSON.stringify({ text: t }),
       });
-      if (res.ok) return undefined;
-      const body = (await res.json().catch(() => ({}))) as { error?: { message?: string } };
-      return body.error?.message ?? `The host answered HTTP ${res.status}.`;
+      if (!res.ok) {
+        const body = (await res.json().catch(() => ({}))) as { error?: { message?: string } };
+        return body.error?.message ?? `The host answered HTTP ${res.status}.`;
+      }
     } catch {
       return "The host could not be reached.";
     }
+    this.dispatch({ kind: "answer", runId, delegationId, id: newId(), text: t });
+    return undefined;
   }
 
-  /** Starts a new conversation. */
+  /**
+   * Starts a new conversation: a new thread id (so the host starts a new
+   * session) and no history, in memory and in sessionStorage. No reload: a
+   * pagehide flush could otherwise write the old conversation back.
+   */
   reset(): void {
     if (this.isBusy()) return;
+    if (this.saveTimer !== undefined) clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
     clear(this.storage);
-    location.reload();
+    this.threadIdValue = newId();
+    this.agent.threadId = this.threadIdValue;
+    this.agent.setMessages([]);
+    this.lastError = undefined;
+    this.dispatch({ kind: "reset" });
+    this.flush();
   }
 
-  /** Runs one stream to its end; a run left open is re-attached (bounded), then marked interrupted. */
+  /** Runs one stream to its end; a run left open is re-attached (bounded), then marked disconnected. */
   private async drive(work: () => Promise<void>, runId?: string): Promise<void> {
     this.busy = true;
     this.lastError = undefined;
     this.fatal = false;
-    this.emitOnly();
+    this.emit();
     const sub = this.agent.subscribe({
       onRunFailed: ({ error }) => this.report(error),
     });
@@ -160,27 +217,41 @@ export class ChatStore {
       await this.guard(work);
       // The stream closed while its run was still open: the connection
       // dropped. Pick the run up again from its cursor.
-      for (let attempt = 1; attempt <= MAX_REATTACH && !this.leaving && !this.fatal; attempt++) {
+      for (let attempt = 1; attempt <= this.maxReattach && !this.leaving && !this.fatal; attempt++) {
         const run = this.openRun(runId);
         if (!run) break;
-        await sleep(300 * attempt);
+        this.setReconnecting(true);
+        await sleep(this.reattachDelayMs * attempt);
         if (this.leaving) break;
         await this.guard(() => this.reattach(run.runId, run.lastEventId ?? "0"));
       }
     } finally {
       sub.unsubscribe();
       this.busy = false;
+      this.reconnecting = false;
       const run = this.openRun(runId);
-      if (run && !this.leaving) {
-        this.dispatch({
-          kind: "stream-ended",
-          runId: run.runId,
-          reason: this.lastError
-            ? `The connection to the run was lost: ${this.lastError}`
-            : "The connection to the run ended before it finished.",
-        });
+      if (!this.leaving) {
+        if (run) {
+          const gone = this.lastError instanceof HostHttpError && this.lastError.status === 404;
+          this.dispatch({
+            kind: "stream-ended",
+            runId: run.runId,
+            reason: gone ? "The host no longer knows this run (it ended, or the host restarted)." : "Lost the connection to the host.",
+            ...(this.lastError !== undefined ? { detail: errorText(this.lastError) } : {}),
+            ...(gone ? { gone } : {}),
+          });
+        } else if (this.lastError !== undefined && !this.startedRun(runId)) {
+          // Nothing started: the request itself failed (host down, refused).
+          const err = this.lastError;
+          this.dispatch({
+            kind: "request-failed",
+            id: newId(),
+            message: err instanceof HostHttpError ? `The host refused the message (HTTP ${err.status}).` : "Could not reach the host.",
+            detail: errorText(err),
+          });
+        }
       }
-      this.emitOnly();
+      this.emit();
     }
   }
 
@@ -202,21 +273,34 @@ export class ChatStore {
     return run && run.status === "running" ? run : undefined;
   }
 
-  private report(err: unknown): void {
-    if (this.leaving) return;
-    const message = err instanceof Error ? err.message : String(err);
-    if (err instanceof HostHttpError && err.status >= 400 && err.status < 500) this.fatal = true;
-    if (this.openRun()) {
-      this.lastError = message; // reported when re-attaching gives up
-    } else if (!this.lastError) {
-      this.lastError = message;
-      this.dispatch({ kind: "request-failed", id: newId(), message });
-    }
+  /** Whether the stream being driven got as far as a RUN_STARTED. */
+  private startedRun(runId?: string): boolean {
+    if (runId) return true;
+    const id = this.state.streamRunId;
+    const last = this.state.entries.at(-1);
+    return id !== undefined && last?.kind === "run" && last.runId === id;
   }
 
-  private emitOnly(): void {
+  /** Keeps the first error of a stream (CopilotKit reports one failure more than once). */
+  private report(err: unknown): void {
+    if (this.leaving) return;
+    if (err instanceof HostHttpError && err.status >= 400 && err.status < 500) this.fatal = true;
+    if (this.lastError === undefined) this.lastError = err;
+  }
+
+  private setReconnecting(v: boolean): void {
+    if (this.reconnecting === v) return;
+    this.reconnecting = v;
+    this.emit();
+  }
+
+  private emit(): void {
     for (const l of this.listeners) l();
   }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** The conversation as AG-UI messages (restores the agent's history after a reload). */
