@@ -16,8 +16,9 @@ import (
 // TestMuxProperties drives random delegation event sequences (missing
 // started, duplicate and late terminals, unknown kinds, interleaved
 // delegations and messages) through a real stream and checks the properties of docs/design.md#guarantees:
-// at most one terminal per delegation, a started event visible before it,
-// strictly increasing cursors, and per-(delegation, message) delta order.
+// at most one terminal per delegation, exactly one started event before
+// anything else of it, strictly increasing cursors, and per-(delegation,
+// message) delta order.
 func TestMuxProperties(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	rng := rand.New(rand.NewSource(20261202))
@@ -89,6 +90,9 @@ func TestMuxProperties(t *testing.T) {
 			id := v["delegationId"].(string)
 			switch l {
 			case "CUSTOM(subagent.started)":
+				if started[id] {
+					t.Fatalf("iter %d: %s started twice", iter, id)
+				}
 				started[id] = true
 			case "CUSTOM(subagent.finished)", "CUSTOM(subagent.failed)", "CUSTOM(subagent.cancelled)":
 				terminals[id]++
