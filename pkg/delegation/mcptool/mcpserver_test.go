@@ -468,4 +468,8 @@ func TestMCPTokenGateAcceptsOnlyTheExactToken(t *testing.T) {
 			t.Errorf("%s (%q): HTTP %d, want 401", name, token, got)
 		}
 	}
+	// A run token shorter than 16 bytes is not accepted as a key at all.
+	if _, err := e.srv.RuntimeService().Ensure(dt.Ctx(t), agentadaptor.RuntimeServiceRequest{RunID: "run-2", RunToken: live[:15]}); err == nil {
+		t.Error("Ensure accepted a 15-byte run token")
+	}
 }
