@@ -12,11 +12,19 @@ import (
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 )
 
-// slowSubscriberRun starts a parent with two delegating tool calls
-// (toolu_a, toolu_b) blocked at the gate "go", a stream with opts and a
-// subscriber that is never read until the end (the slowest client). It
-// returns once both tool calls were emitted.
-func slowSubscriberRun(t *testing.T, opts subagentstream.Options) (*subagentstream.Hub, *shellParent, *subagentstream.Subscriber, *pub, *pub) {
+// slowRun is a parent with two delegating tool calls (toolu_a, toolu_b)
+// blocked at the gate "go", and two clients of its stream: slow, never read
+// until the end (the slowest client), and watch, read as frames come.
+type slowRun struct {
+	hub         *subagentstream.Hub
+	parent      *shellParent
+	slow, watch *subagentstream.Subscriber
+	a, b        *pub
+}
+
+// slowSubscriberRun starts a slowRun with opts; it returns once both tool
+// calls were emitted.
+func slowSubscriberRun(t *testing.T, opts subagentstream.Options) *slowRun {
 	t.Helper()
 	bus := delegation.NewMemoryBus()
 	hub := subagentstream.NewHub(bus, subagentstream.HubOptions{Stream: opts})
@@ -35,8 +43,26 @@ func slowSubscriberRun(t *testing.T, opts subagentstream.Options) (*subagentstre
 	}
 	watch, _ := st.Subscribe(0)
 	readUntil(t, watch, func(f *subagentstream.Frame) bool { return strings.Contains(string(f.Data), "toolu_b") })
-	watch.Close()
-	return hub, a, slow, newPub(bus, h.RunID(), "del-a", "toolu_a"), newPub(bus, h.RunID(), "del-b", "toolu_b")
+	return &slowRun{hub: hub, parent: a, slow: slow, watch: watch,
+		a: newPub(bus, h.RunID(), "del-a", "toolu_a"), b: newPub(bus, h.RunID(), "del-b", "toolu_b")}
+}
+
+// end waits until the watching client saw both delegations finish — the
+// merge goroutine hands every frame to all clients at once, so the slow
+// client's queue then holds everything, merged as it was pushed — then
+// lets the parent finish and returns what the slow client reads.
+func (r *slowRun) end(t *testing.T) []*subagentstream.Frame {
+	t.Helper()
+	finished := 0
+	readUntil(t, r.watch, func(f *subagentstream.Frame) bool {
+		if label(f) == "CUSTOM(subagent.finished)" {
+			finished++
+		}
+		return finished == 2
+	})
+	r.watch.Close()
+	r.parent.release(t, "go")
+	return readAll(t, r.slow)
 }
 
 // describe renders del-a's frames as "kind" or "kind:message:delta" or
@@ -70,8 +96,9 @@ func describe(fs []*subagentstream.Frame, delegationID string) []string {
 func TestSlowSubscriberCoalescingKeepsDelegationOrderAndCursor(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	// Buffer 1: the never-read subscriber coalesces every delta it can.
-	hub, a, slow, pa, pb := slowSubscriberRun(t, subagentstream.Options{SubscriberBuffer: 1, SubscriberMaxBytes: 1 << 20})
-	defer hub.Close()
+	r := slowSubscriberRun(t, subagentstream.Options{SubscriberBuffer: 1, SubscriberMaxBytes: 1 << 20})
+	defer r.hub.Close()
+	pa, pb := r.a, r.b
 	pa.send(delegation.DelegationStarted)
 	pb.send(delegation.DelegationStarted)
 	pa.send(delegation.DelegationTextStart, msg("m1"))
@@ -93,8 +120,7 @@ func TestSlowSubscriberCoalescingKeepsDelegationOrderAndCursor(t *testing.T) {
 	pb.send(delegation.DelegationTextEnd, msg("m1"))
 	pa.send(delegation.DelegationFinished)
 	pb.send(delegation.DelegationFinished)
-	a.release(t, "go")
-	frames := readAll(t, slow)
+	frames := r.end(t)
 
 	var last uint64
 	for _, f := range frames {
@@ -123,8 +149,9 @@ func TestSlowSubscriberCoalescingKeepsDelegationOrderAndCursor(t *testing.T) {
 // (docs/design.md#backpressure, docs/design.md#guarantees 5).
 func TestSlowSubscriberAnnouncesDroppedDeltas(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	hub, a, slow, pa, pb := slowSubscriberRun(t, subagentstream.Options{SubscriberBuffer: 1, SubscriberMaxBytes: 8})
-	defer hub.Close()
+	r := slowSubscriberRun(t, subagentstream.Options{SubscriberBuffer: 1, SubscriberMaxBytes: 8})
+	defer r.hub.Close()
+	pa, pb := r.a, r.b
 	pa.send(delegation.DelegationStarted)
 	pb.send(delegation.DelegationStarted)
 	pa.send(delegation.DelegationTextStart, msg("m1"))
@@ -133,8 +160,7 @@ func TestSlowSubscriberAnnouncesDroppedDeltas(t *testing.T) {
 	pa.send(delegation.DelegationTextEnd, msg("m1"), func(e *delegation.DelegationEvent) { e.Text = "0123456789abcdefghij" })
 	pa.send(delegation.DelegationFinished)
 	pb.send(delegation.DelegationFinished)
-	a.release(t, "go")
-	frames := readAll(t, slow)
+	frames := r.end(t)
 	i := findLabel(frames, "CUSTOM("+subagentstream.EventStreamDropped+")")
 	if i < 0 {
 		t.Fatalf("deltas dropped without a stream.dropped marker: %v", labels(frames))
