@@ -69,6 +69,21 @@ func TestMuxProperties(t *testing.T) {
 			}
 			p.send(k, delta(m, dl))
 		}
+		// The parent answers once the mux has emitted every terminal: a
+		// tool result overtakes a terminal only when the mux has not seen
+		// it within HoldTimeout (50 ms here), which on a loaded machine
+		// would make the order checked below a matter of timing
+		// (docs/design.md#how-the-mux-orders-a-run).
+		if len(ended) > 0 {
+			seen := map[string]bool{}
+			readUntil(t, watch, func(f *subagentstream.Frame) bool {
+				switch label(f) {
+				case "CUSTOM(subagent.finished)", "CUSTOM(subagent.failed)", "CUSTOM(subagent.cancelled)":
+					seen[value(f)["delegationId"].(string)] = true
+				}
+				return len(seen) == len(ended)
+			})
+		}
 		a.release(t, "go")
 		frames := readAll(t, slow)
 		watch.Close()
