@@ -2,7 +2,7 @@
 GO ?= go
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $(shell $(GO) env GOPATH)/bin/staticcheck)
 
-.PHONY: all deps lint test gotest fuzz ui ui-test ui-check serve build bench-e2e bench-e2e-quick
+.PHONY: all deps lint test gotest fuzz mutate ui ui-test ui-check serve build bench-e2e bench-e2e-quick
 
 all: test
 
@@ -25,6 +25,13 @@ gotest:
 
 fuzz:
 	./scripts/fuzz.sh
+
+# The mutation check, on demand only (not part of `make test`): every mutation
+# listed in a mutations.yaml next to the code it breaks is applied alone to a
+# scratch copy, the listed packages' tests must fail. Ends with "killed K/N".
+# ARGS passes flags, e.g. `make mutate ARGS="-only bus-"` or ARGS=-check.
+mutate:
+	$(GO) run ./internal/mutate $(ARGS)
 
 # The web UI: rebuild the committed bundle (needs npm), run its unit tests,
 # and check that the committed bundle matches its sources.

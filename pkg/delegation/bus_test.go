@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+	"time"
 )
 
 func drain(t *testing.T, s *Subscription) []DelegationEvent {
@@ -199,5 +200,73 @@ func TestBusBacklogBeforeFirstSubscriberKeepsCriticalEvents(t *testing.T) {
 	}
 	if len(got) > maxBacklog+len(want) {
 		t.Fatalf("backlog kept %d events, bound is %d plus critical ones", len(got), maxBacklog)
+	}
+}
+
+// fillSubscriber publishes n filler events of another delegation and waits
+// until the subscriber's channel is full, so that what is published next
+// stays in its queue, where coalescing applies (docs/design.md#backpressure).
+func fillSubscriber(t *testing.T, b *MemoryBus, s *Subscription, n int) {
+	t.Helper()
+	for i := range n {
+		b.Publish(DelegationEvent{RunID: "run", DelegationID: "filler", Kind: DelegationStatus, Status: fmt.Sprint("s", i)})
+	}
+	deadline := time.Now().Add(time.Minute)
+	for len(s.C) < cap(s.C) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the subscriber's channel never filled (%d of %d)", len(s.C), cap(s.C))
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Coalescing merges a delta into the newest queued event of its delegation
+// only when that is a delta of the same message: it never crosses another
+// event of the same delegation (docs/design.md#backpressure). The order of
+// a delegation's events is therefore kept under pressure — across its
+// messages too (a delta of one message never moves past a delta of the
+// other), which is more than per-message order (guarantee 5) and what a
+// client rebuilding interleaved messages relies on.
+func TestBusCoalescingNeverCrossesEventsOfTheDelegation(t *testing.T) {
+	b := &MemoryBus{Buffer: 4, MaxVolatileBytes: 1 << 20}
+	s := b.SubscribeRun(context.Background(), "run")
+	fillSubscriber(t, b, s, 64)
+	b.Publish(delta("A", "m1", "a1"))
+	b.Publish(delta("B", "m1", "b1"))
+	b.Publish(delta("A", "m1", "a2")) // merges into a1: only B lies between
+	b.Publish(delta("A", "m2", "x1"))
+	b.Publish(delta("A", "m1", "a3")) // A's other message lies between
+	b.Publish(DelegationEvent{RunID: "run", DelegationID: "A", Kind: DelegationStatus, Status: "working"})
+	b.Publish(delta("A", "m1", "a4")) // A's status lies between
+	end := ev("A", DelegationTextEnd) // important: never coalesced into a4
+	end.RemoteMessageID = "m1"
+	b.Publish(end)
+	b.Publish(ev("A", DelegationFinished))
+	b.CloseRun("run")
+	var got []string
+	var last uint64
+	for _, e := range drain(t, s) {
+		if e.DelegationID != "A" {
+			continue
+		}
+		if e.Seq <= last {
+			t.Errorf("A's seq went backwards: %d after %d", e.Seq, last)
+		}
+		last = e.Seq
+		switch e.Kind {
+		case DelegationTextDelta:
+			got = append(got, e.RemoteMessageID+":"+e.Delta)
+		case DelegationStatus:
+			got = append(got, e.Status)
+		default:
+			got = append(got, string(e.Kind))
+		}
+	}
+	want := "m1:a1a2 m2:x1 m1:a3 working m1:a4 subagent.text.end subagent.finished"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("A's events under coalescing = %q, want %q", strings.Join(got, " "), want)
+	}
+	if s.Dropped() != 0 {
+		t.Errorf("dropped %d deltas within the byte bound", s.Dropped())
 	}
 }

@@ -363,9 +363,11 @@ func TestDelegationLifecycleGuarantees(t *testing.T) {
 	sub, _ := st.Subscribe(0)
 	readUntil(t, sub, isType("TOOL_CALL_START(delegate_to_agent)"))
 	p := newPub(bus, h.RunID(), "del-1", "toolu_1")
-	// Terminal before started, a duplicate terminal, events after it,
-	// repeated statuses and an unknown kind.
+	// Terminal before started, a started after the synthesized one, a
+	// duplicate terminal, events after it, repeated statuses and an unknown
+	// kind.
 	p.send(delegation.DelegationStatus, func(e *delegation.DelegationEvent) { e.Status = "working" })
+	p.send(delegation.DelegationStarted)
 	p.send(delegation.DelegationStatus, func(e *delegation.DelegationEvent) { e.Status = "working" })
 	p.send("subagent.telemetry")
 	p.send(delegation.DelegationFailed, func(e *delegation.DelegationEvent) {

@@ -16,8 +16,9 @@ import (
 // TestMuxProperties drives random delegation event sequences (missing
 // started, duplicate and late terminals, unknown kinds, interleaved
 // delegations and messages) through a real stream and checks the properties of docs/design.md#guarantees:
-// at most one terminal per delegation, a started event visible before it,
-// strictly increasing cursors, and per-(delegation, message) delta order.
+// at most one terminal per delegation, exactly one started event before
+// anything else of it, strictly increasing cursors, and per-(delegation,
+// message) delta order.
 func TestMuxProperties(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	rng := rand.New(rand.NewSource(20261202))
@@ -68,6 +69,21 @@ func TestMuxProperties(t *testing.T) {
 			}
 			p.send(k, delta(m, dl))
 		}
+		// The parent answers once the mux has emitted every terminal: a
+		// tool result overtakes a terminal only when the mux has not seen
+		// it within HoldTimeout (50 ms here), which on a loaded machine
+		// would make the order checked below a matter of timing
+		// (docs/design.md#how-the-mux-orders-a-run).
+		if len(ended) > 0 {
+			seen := map[string]bool{}
+			readUntil(t, watch, func(f *subagentstream.Frame) bool {
+				switch label(f) {
+				case "CUSTOM(subagent.finished)", "CUSTOM(subagent.failed)", "CUSTOM(subagent.cancelled)":
+					seen[value(f)["delegationId"].(string)] = true
+				}
+				return len(seen) == len(ended)
+			})
+		}
 		a.release(t, "go")
 		frames := readAll(t, slow)
 		watch.Close()
@@ -89,6 +105,9 @@ func TestMuxProperties(t *testing.T) {
 			id := v["delegationId"].(string)
 			switch l {
 			case "CUSTOM(subagent.started)":
+				if started[id] {
+					t.Fatalf("iter %d: %s started twice", iter, id)
+				}
 				started[id] = true
 			case "CUSTOM(subagent.finished)", "CUSTOM(subagent.failed)", "CUSTOM(subagent.cancelled)":
 				terminals[id]++

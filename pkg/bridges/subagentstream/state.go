@@ -20,7 +20,7 @@ type openState struct {
 	reason   map[string]int // reasoning messages
 	rblock   map[string]int // reasoning blocks
 	tools    map[string]openTool
-	subs     map[string]*SubagentStartedEvent
+	subs     map[string]openSub
 	n        int
 }
 
@@ -30,8 +30,13 @@ type openTool struct {
 	parent string
 }
 
+type openSub struct {
+	order int
+	ev    *SubagentStartedEvent
+}
+
 func newOpenState() *openState {
-	return &openState{text: map[string]int{}, reason: map[string]int{}, rblock: map[string]int{}, tools: map[string]openTool{}, subs: map[string]*SubagentStartedEvent{}}
+	return &openState{text: map[string]int{}, reason: map[string]int{}, rblock: map[string]int{}, tools: map[string]openTool{}, subs: map[string]openSub{}}
 }
 
 func (s *openState) clone() *openState {
@@ -119,7 +124,7 @@ func (s *openState) apply(ev events.Event) {
 	case *events.ToolCallEndEvent:
 		delete(s.tools, e.ToolCallID)
 	case *SubagentStartedEvent:
-		s.subs[e.SubagentRunID] = e
+		s.subs[e.SubagentRunID] = openSub{order: s.n, ev: e}
 	case *SubagentFinishedEvent:
 		delete(s.subs, e.SubagentRunID)
 	case *SubagentErrorEvent:
@@ -153,10 +158,10 @@ func (s *openState) reopen(at time.Time, threadID, runID string) []events.Event 
 		}
 		items = append(items, item{t.order, events.NewToolCallStartEvent(id, t.name, opts...)})
 	}
-	for _, e := range s.subs {
-		c := *e
+	for _, sub := range s.subs {
+		c := *sub.ev
 		c.BaseEvent = base(EventSubagentStarted, at)
-		items = append(items, item{0, &c})
+		items = append(items, item{sub.order, &c})
 	}
 	sort.SliceStable(items, func(i, j int) bool { return items[i].order < items[j].order })
 	for _, it := range items {

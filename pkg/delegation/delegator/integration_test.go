@@ -361,6 +361,12 @@ func TestDelegateStreamCutUnrecoverable(t *testing.T) {
 		t.Fatalf("result %+v err %+v", res, res.Error)
 	}
 	dt.CheckLifecycle(t, rec.WaitTerminals(t, 1))
+	// The task was last seen working: before the delegation fails, it is
+	// cancelled, so it is never orphaned (docs/design.md#edge-cases,
+	// guarantee 10).
+	if cs := srv.RequestsFor("CancelTask"); len(cs) == 0 || cs[0].TaskID != "task-x" || cs[0].Metadata["reason"] != string(delegation.CodeStreamInterrupted) {
+		t.Errorf("cancel requests %+v, want CancelTask of task-x with reason stream_interrupted", cs)
+	}
 }
 
 func TestDelegateDuplicateTerminalEvents(t *testing.T) {

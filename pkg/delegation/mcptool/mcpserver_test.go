@@ -3,6 +3,7 @@ package mcptool_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -499,5 +500,62 @@ func TestMCPInputRequiredReturnAndContinue(t *testing.T) {
 	}
 	if !continued {
 		t.Errorf("no input_provided naming the continuing call: %s", dt.KindsOf(evs))
+	}
+}
+
+// Only the exact live run token opens the MCP endpoint
+// (docs/design.md#secrets): tokens are kept as SHA-256 hashes of the whole
+// token, so a prefix, an extension, or another token that shares its first
+// bytes is refused with 401 before any MCP handling.
+func TestMCPTokenGateAcceptsOnlyTheExactToken(t *testing.T) {
+	dt.CheckLeaks(t)
+	srv := dt.StreamingFake(t, fakea2a.Completed("ok"))
+	e := newEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv)})
+	const live = "run-token-0123456789abcdef-0123456789abcdef"
+	e.ensureRun(t, "run-1", live)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	client := &http.Client{Transport: tr}
+	status := func(token string) int {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
+		req, err := http.NewRequestWithContext(dt.Ctx(t), http.MethodPost, e.srv.URL(), strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("token %q: %v", token, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status(live); got != http.StatusOK {
+		t.Fatalf("the live token: HTTP %d, want 200", got)
+	}
+	for name, token := range map[string]string{
+		"its first 16 bytes":               live[:16],
+		"its first 17 bytes":               live[:17],
+		"all but its last byte":            live[:len(live)-1],
+		"an extension":                     live + "0",
+		"a long extension":                 live + live,
+		"same first 16 bytes, other tail":  live[:16] + "-fedcba9876543210-fedcba9876543210",
+		"same first 32 bytes, other tail":  live[:32] + "X",
+		"its last byte changed":            live[:len(live)-1] + "X",
+		"another case":                     strings.ToUpper(live),
+		"no token":                         "",
+		"the token of no run, long enough": "run-token-ffffffffffffffff-ffffffffffffffff",
+	} {
+		if got := status(token); got != http.StatusUnauthorized {
+			t.Errorf("%s (%q): HTTP %d, want 401", name, token, got)
+		}
+	}
+	// A run token shorter than 16 bytes is not accepted as a key at all.
+	if _, err := e.srv.RuntimeService().Ensure(dt.Ctx(t), agentadaptor.RuntimeServiceRequest{RunID: "run-2", RunToken: live[:15]}); err == nil {
+		t.Error("Ensure accepted a 15-byte run token")
 	}
 }

@@ -189,3 +189,49 @@ func TestRegistryReadsCardConservatively(t *testing.T) {
 func newRegistry(specs ...registry.RemoteAgentSpec) (*registry.Registry, error) {
 	return registry.New(registry.Options{Connectors: []remote.Connector{a2aremote.New(a2aremote.Options{}), aguiremote.New(aguiremote.Options{})}}, specs...)
 }
+
+// Concurrency slots are taken before the remote is contacted: at most
+// max_concurrent_per_run active delegations to an agent in one run and
+// max_concurrent_global across runs; a call beyond a limit fails
+// concurrency_limit (retryable), and a released slot is free again, once
+// (docs/design.md#policy).
+func TestAcquireEnforcesConcurrencyLimits(t *testing.T) {
+	s := baseSpec("research")
+	s.Policy.MaxConcurrentPerRun, s.Policy.MaxConcurrentGlobal = 2, 3
+	r, err := newRegistry(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acquire := func(run string) func() {
+		t.Helper()
+		release, derr := r.Acquire("research", run)
+		if derr != nil {
+			t.Fatalf("%s: %v", run, derr)
+		}
+		return release
+	}
+	refused := func(what, run string) {
+		t.Helper()
+		if release, derr := r.Acquire("research", run); derr == nil {
+			release()
+			t.Fatalf("%s: a slot beyond the limit was granted", what)
+		} else if derr.Code != delegation.CodeConcurrencyLimit || !derr.Retryable {
+			t.Fatalf("%s: %+v, want a retryable concurrency_limit", what, derr)
+		}
+	}
+	a1 := acquire("run-1")
+	acquire("run-1")
+	refused("a third delegation of run-1 (per-run limit 2)", "run-1")
+	b1 := acquire("run-2")
+	refused("a fourth delegation across runs (global limit 3)", "run-3")
+	b1()
+	b1() // releasing twice frees one slot only
+	c1 := acquire("run-3")
+	refused("a fourth delegation after a double release", "run-3")
+	a1()
+	acquire("run-1")
+	c1()
+	if _, derr := r.Acquire("nobody", "run-1"); derr == nil || derr.Code != delegation.CodeAgentNotFound {
+		t.Fatalf("unknown agent: %+v", derr)
+	}
+}
