@@ -478,8 +478,8 @@ func profileProject(ctx context.Context, env *Env, cfg *Config, remoteURL string
 	var stats []RunStats
 	wg.Go(func() { stats = load(ctx, sys.url, kindProject, cfg.Stream, cfg.ProfileLevel, 0, stop) })
 	time.Sleep(time.Second) // ramp up
-	perr := func() error {
-		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, cfg.ProfileSeconds))
+	fetch := func(url, out string) error {
+		resp, err := http.Get(url)
 		if err != nil {
 			return err
 		}
@@ -488,7 +488,7 @@ func profileProject(ctx context.Context, env *Env, cfg *Config, remoteURL string
 			b, _ := io.ReadAll(resp.Body)
 			return fmt.Errorf("pprof: HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
 		}
-		f, err := os.Create(cfg.ProfileOut)
+		f, err := os.Create(out)
 		if err != nil {
 			return err
 		}
@@ -497,7 +497,13 @@ func profileProject(ctx context.Context, env *Env, cfg *Config, remoteURL string
 			return err
 		}
 		return f.Close()
-	}()
+	}
+	perr := fetch(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, cfg.ProfileSeconds), cfg.ProfileOut)
+	if perr == nil {
+		// The heap as it stands under the same load (live objects after
+		// the last GC): what each active delegation holds.
+		perr = fetch(fmt.Sprintf("http://%s/debug/pprof/heap?gc=1", addr), HeapProfilePath(cfg.ProfileOut))
+	}
 	close(stop)
 	wg.Wait()
 	lost := 0
@@ -508,6 +514,12 @@ func profileProject(ctx context.Context, env *Env, cfg *Config, remoteURL string
 	}
 	env.logf("profile: %d delegations at concurrency %d during the profile, %d without terminal", len(stats), cfg.ProfileLevel, lost)
 	return perr
+}
+
+// HeapProfilePath is where the profile pass writes serve's heap profile,
+// beside the CPU profile cpuOut.
+func HeapProfilePath(cpuOut string) string {
+	return strings.TrimSuffix(cpuOut, "-cpu.pprof") + "-heap.pprof"
 }
 
 // ProfileEnv names the variable that makes a serve built with the
