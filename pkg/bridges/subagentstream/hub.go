@@ -305,41 +305,35 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, runID string, sub *S
 	_ = rc.Flush()
 	enc := sse.NewEncoder(w)
 	ctx := r.Context()
-	frames := make(chan *Frame)
-	errc := make(chan error, 1)
-	readCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() {
-		defer close(frames)
-		for {
-			f, err := sub.Next(readCtx)
-			if err != nil {
-				errc <- err
-				return
-			}
-			select {
-			case frames <- f:
-			case <-readCtx.Done():
-				return
-			}
-		}
-	}()
 	tick := time.NewTicker(h.opts.KeepAlive)
 	defer tick.Stop()
+	// The request goroutine drains the subscriber itself (no reader
+	// goroutine, no hand-off per frame): it writes every queued frame, then
+	// flushes once. A frame is never held back: the flush happens as soon
+	// as the queue is empty, so a batch costs one write system call and a
+	// lone frame is as fast as before. The batch is bounded by the response
+	// writer's buffer, which writes through when full
+	// (docs/design.md#backpressure).
 	for {
-		select {
-		case f, ok := <-frames:
-			if !ok {
-				return
+		wrote := false
+		for {
+			f, eof := sub.take()
+			if f == nil {
+				if wrote && rc.Flush() != nil {
+					return
+				}
+				if eof {
+					return
+				}
+				break
 			}
 			if enc.WriteFrame(f.ID, f.Data) != nil {
 				return
 			}
-			if sub.Pending() == 0 || len(frames) == 0 {
-				if rc.Flush() != nil {
-					return
-				}
-			}
+			wrote = true
+		}
+		select {
+		case <-sub.wake:
 		case <-tick.C:
 			if enc.WriteComment("keep-alive") != nil || rc.Flush() != nil {
 				return
