@@ -133,10 +133,28 @@ type Frame struct {
 	delta      *deltaInfo
 }
 
-// deltaInfo makes a subagent text delta frame coalescable.
+// deltaInfo makes a subagent text delta frame coalescable: reframe
+// encodes the delta with other text, from id and ts on the direct path
+// (encode.go), with rebuild on the general one.
 type deltaInfo struct {
 	delegationID, messageID, text string
+	id                            *identity
+	ts                            int64
 	rebuild                       func(text string) events.Event
+}
+
+// reframe returns the frame of the same delta event carrying text.
+func (d *deltaInfo) reframe(s *Stream, text string) *Frame {
+	var f *Frame
+	if d.id != nil {
+		f = fastFrame(string(delegation.DelegationTextDelta), d.ts, d.id, d.messageID, text, false)
+	} else {
+		f = s.frame(d.rebuild(text))
+	}
+	if f != nil {
+		f.delta = &deltaInfo{delegationID: d.delegationID, messageID: d.messageID, text: text, id: d.id, ts: d.ts, rebuild: d.rebuild}
+	}
+	return f
 }
 
 // group is one delegation as the mux sees it.
@@ -154,6 +172,18 @@ type group struct {
 	// delegation (raw continue_tool_call_id of its input_provided events):
 	// their results wait for it like the first call's.
 	continuations map[string]bool
+	// ident is the identity of the last directly encoded event, shared by
+	// the following ones while it stays the same.
+	ident *identity
+}
+
+// identityFor returns ev's identity, reusing the group's when unchanged.
+func (g *group) identityFor(runID string, ev *delegation.DelegationEvent) *identity {
+	id := identityOf(runID, ev)
+	if g.ident == nil || *g.ident != id {
+		g.ident = &id
+	}
+	return g.ident
 }
 
 // Stream merges one run's parent events and delegation events into one
@@ -530,8 +560,13 @@ func (s *Stream) emitDelegation(g *group, ev delegation.DelegationEvent) {
 	if name == "" {
 		name = "subagent.unknown"
 	}
+	synthesized := ev.Raw != nil && ev.Raw["synthesized"] == true
+	if fastEncodable(&ev, s.opts.Mode, s.opts.IncludeRaw) {
+		s.emitFast(g, &ev, name, at, synthesized)
+		return
+	}
 	value := Value(ev, s.runID, s.opts.IncludeRaw)
-	if ev.Raw != nil && ev.Raw["synthesized"] == true {
+	if synthesized {
 		value["synthesized"] = true
 	}
 	custom := func() events.Event {
@@ -578,6 +613,34 @@ func (s *Stream) emitDelegation(g *group, ev delegation.DelegationEvent) {
 		}
 	default:
 		s.emitDelegationCustom(ev, custom)
+	}
+}
+
+// emitFast emits a delegation event encoded directly (encode.go), in
+// ModeCustom or ModeToolNested.
+func (s *Stream) emitFast(g *group, ev *delegation.DelegationEvent, name string, at time.Time, synthesized bool) {
+	callID := ""
+	if s.opts.Mode == ModeToolNested {
+		callID = "subagent-" + ev.DelegationID
+		if ev.Kind == delegation.DelegationStarted {
+			s.emitNow(events.NewToolCallStartEvent(callID, "subagent:"+ev.AgentKey))
+		}
+	}
+	id := g.identityFor(s.runID, ev)
+	ts := at.UnixMilli()
+	f := fastFrame(name, ts, id, ev.RemoteMessageID, ev.Delta, synthesized)
+	if ev.Kind == delegation.DelegationTextDelta {
+		f.delta = &deltaInfo{delegationID: ev.DelegationID, messageID: ev.RemoteMessageID, text: ev.Delta, id: id, ts: ts}
+	}
+	s.append(f)
+	if callID != "" && ev.Kind.Terminal() {
+		value := Value(*ev, s.runID, s.opts.IncludeRaw)
+		if synthesized {
+			value["synthesized"] = true
+		}
+		s.emitNow(events.NewToolCallEndEvent(callID))
+		res, _ := json.Marshal(value)
+		s.emitNow(events.NewToolCallResultEvent("result-"+callID, callID, string(res)))
 	}
 }
 
