@@ -302,7 +302,9 @@ func TestRepeatedAppendChunkDropped(t *testing.T) {
 		return c
 	}
 	for name, mk := range map[string]func(string) *a2a.TaskArtifactUpdateEvent{
-		"text": func(s string) *a2a.TaskArtifactUpdateEvent { return chunk(ArtifactAssistantOutput, "out", s, true, false) },
+		"text": func(s string) *a2a.TaskArtifactUpdateEvent {
+			return chunk(ArtifactAssistantOutput, "out", s, true, false)
+		},
 		"data": withData, "metadata": withMeta,
 	} {
 		m := streamingMapper(nil)
