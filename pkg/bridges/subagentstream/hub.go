@@ -158,7 +158,12 @@ func (h *Hub) Start(handle *agentadaptor.RunHandle, threadID, runID string) *Str
 }
 
 func (h *Hub) start(handle *agentadaptor.RunHandle, threadID, runID, owner string) *Stream {
-	sub := h.bus.SubscribeRun(h.ctx, handle.RunID())
+	var sub *delegation.Subscription
+	if ds, ok := h.bus.(delegation.DirectSubscriber); ok {
+		sub = ds.SubscribeRunDirect(h.ctx, handle.RunID())
+	} else {
+		sub = h.bus.SubscribeRun(h.ctx, handle.RunID())
+	}
 	st := &hubStream{Stream: newStream(h.ctx, handle, sub, threadID, runID, h.opts.Stream), owner: owner}
 	h.mu.Lock()
 	h.streams[runID] = st

@@ -245,7 +245,24 @@ func (s *Stream) RunID() string { return s.runID }
 func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamPayload, sub *delegation.Subscription, tr *agui.Translator) {
 	defer close(s.done)
 	defer sub.Close()
+	// The bus subscription is read directly from its queue when the bus
+	// offers that (delegation.DirectSubscriber: no goroutine, no hand-off
+	// per event), otherwise through its channel.
 	var bus <-chan delegation.DelegationEvent = sub.C
+	ready := sub.Ready()
+	drainDirect := func() {
+		for ready != nil {
+			ev, ok, end := sub.TryNext()
+			if end {
+				ready = nil
+				return
+			}
+			if !ok {
+				return
+			}
+			s.onDelegation(ev)
+		}
+	}
 	var timer *time.Timer
 	var timerC <-chan time.Time
 	defer func() {
@@ -260,6 +277,9 @@ func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamP
 		// Delegation events published before a parent event was even
 		// produced must come first: drain the bus before each parent event.
 		drained := !started
+		if started && ready != nil {
+			drainDirect()
+		}
 		for !drained {
 			select {
 			case ev, ok := <-bus:
@@ -286,9 +306,9 @@ func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamP
 		if tr.Done() {
 			in = nil
 		}
-		busC := bus
+		busC, readyC := bus, ready
 		if !started {
-			busC = nil
+			busC, readyC = nil, nil
 		}
 		select {
 		case p, ok := <-in:
@@ -309,6 +329,8 @@ func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamP
 				continue
 			}
 			s.onDelegation(ev)
+		case <-readyC:
+			drainDirect()
 		case <-timerC:
 			timer, timerC = nil, nil
 			if !s.opts.Clock().Before(s.holdUntil) {
