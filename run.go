@@ -183,10 +183,17 @@ func (s *SDK) Start(ctx context.Context, prompt string, opts ...RunOption) (*Run
 // setup runs the fixed order RunID -> Ensure -> effective MCP -> Prepare ->
 // process start. It returns a typed failure; the caller tears down.
 func (r *run) setup(ctx context.Context) *Failure {
-	var err error
-	r.tempDir, err = os.MkdirTemp(r.cfg.tempRoot, "agentadaptor-"+r.h.runID+"-")
-	if err != nil {
-		return &Failure{Code: FailureStart, Message: "creating the run's temp dir: " + err.Error(), Err: err}
+	makeTempDir := func() (string, error) {
+		dir, err := os.MkdirTemp(r.cfg.tempRoot, "agentadaptor-"+r.h.runID+"-")
+		if err == nil {
+			r.tempDir = dir // removed by teardown
+		}
+		return dir, err
+	}
+	if _, onDemand := r.adapter.(TempDirOnDemand); !onDemand {
+		if _, err := makeTempDir(); err != nil {
+			return &Failure{Code: FailureStart, Message: "creating the run's temp dir: " + err.Error(), Err: err}
+		}
 	}
 	vars := map[string]string{EnvRunID: r.h.runID}
 	r.secrets = map[string]bool{EnvRunToken: true}
@@ -265,7 +272,7 @@ func (r *run) setup(ctx context.Context) *Failure {
 		RunID: r.h.runID, Prompt: r.prompt, Model: r.cfg.model, SessionKey: r.cfg.sessionKey,
 		ResumeSessionID: resume, Streaming: r.cfg.streaming, WorkDir: r.cfg.workDir,
 		TempDir: r.tempDir, MCPServers: r.mcp, Env: cloneMap(env), Secrets: cloneBoolMap(r.secrets),
-		Options: cloneMap(r.cfg.adapterOpts), Timeout: r.cfg.timeout,
+		Options: cloneMap(r.cfg.adapterOpts), Timeout: r.cfg.timeout, makeTempDir: makeTempDir,
 	}
 	inv, err := r.adapter.Prepare(ctx, areq)
 	if err != nil {
