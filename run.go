@@ -87,6 +87,7 @@ type run struct {
 	stderr   *os.File
 	result   *RunResult
 	ctx      context.Context
+	timeout  *time.Timer // the run's timeout, stopped when the run ends
 }
 
 // Start begins a run and returns once the child process has started. The
@@ -168,8 +169,8 @@ func (s *SDK) Start(ctx context.Context, prompt string, opts ...RunOption) (*Run
 		return nil, &StartError{RunID: runID, Failure: f}
 	}
 	if cfg.timeout > 0 {
-		t := time.AfterFunc(cfg.timeout, func() { cancel(errTimeout) })
-		go func() { <-r.h.done; t.Stop() }()
+		// Stopped by supervise when the run ends: no goroutine waits for it.
+		r.timeout = time.AfterFunc(cfg.timeout, func() { cancel(errTimeout) })
 	}
 	if cfg.discard {
 		r.h.queue.discardAll()
@@ -486,6 +487,9 @@ func (r *run) supervise() {
 	}
 	r.emit(term)
 	r.h.queue.end()
+	if r.timeout != nil {
+		r.timeout.Stop()
+	}
 	r.h.cancel(errCancelled) // release the run context's resources
 	close(r.h.done)
 }
@@ -533,8 +537,8 @@ func (r *run) redact(s string) string {
 
 func (r *run) redactBytes(b []byte) []byte {
 	for name := range r.secrets {
-		if v := r.env[name]; len(v) >= 4 {
-			b = bytes.ReplaceAll(b, []byte(v), []byte("[REDACTED]"))
+		if v := r.env[name]; len(v) >= 4 && bytes.Contains(b, []byte(v)) {
+			b = bytes.ReplaceAll(b, []byte(v), []byte("[REDACTED]")) // a copy only when there is something to redact
 		}
 	}
 	return b
@@ -562,8 +566,16 @@ func lastLine(b []byte, max int) string {
 	return s
 }
 
+// Per-run read buffers: small, because every active run holds them and
+// most CLIs write little; longer lines are read in pieces
+// (docs/design.md#backpressure: bounded per-run memory).
+const (
+	stdoutReadBuffer = 8 << 10
+	stderrReadBuffer = 4 << 10
+)
+
 func readAll(r io.Reader, into *capBuffer) {
-	buf := make([]byte, 32<<10)
+	buf := make([]byte, stderrReadBuffer)
 	for {
 		n, err := r.Read(buf)
 		into.Write(buf[:n])
@@ -576,7 +588,7 @@ func readAll(r io.Reader, into *capBuffer) {
 // readStdout splits the child's stdout into lines, capping each, and feeds
 // them to the parser. It is the only caller of ParseLine.
 func (r *run) readStdout(raw *capBuffer) {
-	br := bufio.NewReaderSize(r.stdout, 64<<10)
+	br := bufio.NewReaderSize(r.stdout, stdoutReadBuffer)
 	var line []byte
 	lineNo, oversize := 0, 0
 	flush := func() {

@@ -65,6 +65,10 @@ type hubStream struct {
 	owner   string
 	clients int
 	grace   *time.Timer
+	// handle is the run, while it may still need cancelling (nil once
+	// the stream ended); expire forgets the ended stream after Retention.
+	handle *agentadaptor.RunHandle
+	expire *time.Timer
 }
 
 // NewHub returns a Hub reading delegation events from bus.
@@ -97,6 +101,9 @@ func (h *Hub) Close() {
 	for _, st := range h.streams {
 		if st.grace != nil {
 			st.grace.Stop()
+		}
+		if st.expire != nil {
+			st.expire.Stop()
 		}
 	}
 	h.mu.Unlock()
@@ -164,31 +171,37 @@ func (h *Hub) start(handle *agentadaptor.RunHandle, threadID, runID, owner strin
 	} else {
 		sub = h.bus.SubscribeRun(h.ctx, handle.RunID())
 	}
-	st := &hubStream{Stream: newStream(h.ctx, handle, sub, threadID, runID, h.opts.Stream), owner: owner}
+	st := &hubStream{Stream: newStream(handle, threadID, runID, h.opts.Stream), owner: owner, handle: handle}
 	h.mu.Lock()
 	h.streams[runID] = st
 	h.mu.Unlock()
-	h.wg.Go(func() {
-		select {
-		case <-st.Done():
-		case <-h.ctx.Done():
-			return
-		}
-		h.bus.CloseRun(handle.RunID())
-		// Keep the ended stream for reconnects, then forget it.
-		t := time.NewTimer(h.opts.Retention)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-h.ctx.Done():
-		}
+	h.wg.Add(1)
+	st.start(h.ctx, handle, sub, func() {
+		defer h.wg.Done()
+		h.ended(runID, st)
+	})
+	return st.Stream
+}
+
+// ended runs on a stream's merge goroutine when it is done: the run's bus
+// stream closes, the run handle is let go (an ended stream keeps only its
+// replay log), and the stream is forgotten after Retention by a timer
+// rather than a waiting goroutine (Close stops the timers).
+func (h *Hub) ended(runID string, st *hubStream) {
+	if h.ctx.Err() != nil {
+		return // Close: nothing to keep
+	}
+	h.bus.CloseRun(st.SDKRunID())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st.handle = nil
+	st.expire = time.AfterFunc(h.opts.Retention, func() {
 		h.mu.Lock()
+		defer h.mu.Unlock()
 		if h.streams[runID] == st {
 			delete(h.streams, runID)
 		}
-		h.mu.Unlock()
 	})
-	return st.Stream
 }
 
 // ServeRun implements sse.SubagentBus: it streams a freshly started run.
@@ -378,6 +391,9 @@ func (h *Hub) detach(runID string) {
 	default:
 	}
 	handle := st.handle
+	if handle == nil {
+		return
+	}
 	st.grace = time.AfterFunc(h.opts.ReconnectGrace, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -195,7 +195,6 @@ type Stream struct {
 	threadID string
 	runID    string // AG-UI runId
 	sdkRunID string
-	handle   *agentadaptor.RunHandle
 
 	mu       sync.Mutex
 	log      []*Frame
@@ -219,20 +218,32 @@ type Stream struct {
 	continued  map[string]string // continuing tool call id -> delegation id
 }
 
-func newStream(ctx context.Context, h *agentadaptor.RunHandle, sub *delegation.Subscription, threadID, runID string, opts Options) *Stream {
+// newStream returns the stream of a started run; start begins merging it.
+func newStream(h *agentadaptor.RunHandle, threadID, runID string, opts Options) *Stream {
 	opts.defaults()
-	s := &Stream{
-		opts: opts, threadID: threadID, runID: runID, sdkRunID: h.RunID(), handle: h,
+	return &Stream{
+		opts: opts, threadID: threadID, runID: runID, sdkRunID: h.RunID(),
 		base: newOpenState(), firstID: 1, subs: map[*Subscriber]struct{}{}, done: make(chan struct{}),
 		groups: map[string]*group{}, seenParent: map[string]bool{}, continued: map[string]string{},
 	}
-	tr := opts.Translator
-	tr.ThreadID, tr.RunID = threadID, runID
+}
+
+// start runs the merge goroutine over the run's payloads and its bus
+// subscription until the stream ends (or ctx does); ended, if set, is
+// called on that goroutine as its last act, before Done is closed.
+func (s *Stream) start(ctx context.Context, h *agentadaptor.RunHandle, sub *delegation.Subscription, ended func()) {
+	tr := s.opts.Translator
+	tr.ThreadID, tr.RunID = s.threadID, s.runID
 	if tr.Clock == nil {
-		tr.Clock = opts.Clock
+		tr.Clock = s.opts.Clock
 	}
-	go s.merge(ctx, h.StreamEvents(), sub, agui.NewTranslator(tr))
-	return s
+	go func() {
+		defer close(s.done)
+		if ended != nil {
+			defer ended()
+		}
+		s.merge(ctx, h.StreamEvents(), sub, agui.NewTranslator(tr))
+	}()
 }
 
 // Done is closed when the stream has emitted its terminal event (or its
@@ -243,7 +254,7 @@ func (s *Stream) Done() <-chan struct{} { return s.done }
 func (s *Stream) RunID() string { return s.runID }
 
 func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamPayload, sub *delegation.Subscription, tr *agui.Translator) {
-	defer close(s.done)
+	defer s.forgetMergeState()
 	defer sub.Close()
 	// The bus subscription is read directly from its queue when the bus
 	// offers that (delegation.DirectSubscriber: no goroutine, no hand-off
@@ -342,6 +353,14 @@ func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamP
 		}
 	}
 	s.finish()
+}
+
+// forgetMergeState drops what only the merge goroutine used, once it is
+// done: an ended stream kept for reconnects holds its replay log and
+// little else.
+func (s *Stream) forgetMergeState() {
+	s.groups, s.order, s.pending, s.unclaimed, s.held = nil, nil, nil, nil, nil
+	s.seenParent, s.continued = nil, nil
 }
 
 func (s *Stream) finish() {
