@@ -130,7 +130,7 @@ func (s *SDK) Start(ctx context.Context, prompt string, opts ...RunOption) (*Run
 		mcp = replaceOrAppend(mcp, m)
 	}
 	for k := range cfg.env {
-		if !envNamePattern.MatchString(k) {
+		if !envNamePattern().MatchString(k) {
 			return nil, &ConfigError{Field: "WithEnv", Reason: fmt.Sprintf("%q is not a valid environment variable name", k)}
 		}
 	}
@@ -224,7 +224,7 @@ func (r *run) setup(ctx context.Context) *Failure {
 			env[k] = v
 		}
 		for k, v := range ref.SecretEnv {
-			if !envNamePattern.MatchString(k) {
+			if !envNamePattern().MatchString(k) {
 				return &Failure{Code: FailureRuntimeService, Message: fmt.Sprintf("runtime service %q: SecretEnv name %q is not a valid variable name", ref.ID, k)}
 			}
 			r.secrets[k] = true

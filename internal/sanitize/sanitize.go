@@ -11,15 +11,18 @@ import (
 	"mime"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
 // Patterns of the values this package produces.
 var (
-	// MediaTypePattern matches a bare media type such as "text/markdown".
-	MediaTypePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}$`)
-	// IDPattern matches what [ID] returns: 1-64 of [A-Za-z0-9_.:-].
-	IDPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+	// MediaTypePattern returns the pattern of a bare media type such as
+	// "text/markdown" (compiled on first use).
+	MediaTypePattern = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}$`)
+	// IDPattern returns the pattern of what [ID] returns: 1-64 of
+	// [A-Za-z0-9_.:-] (compiled on first use).
+	IDPattern = lazyRegexp(`^[A-Za-z0-9_.:-]{1,64}$`)
 )
 
 // ID returns s as an identifier safe in a URI path segment: at most 64
@@ -51,7 +54,7 @@ func ID(s string) string {
 
 // SafeID reports whether s is usable as a path segment of a host URI as is.
 func SafeID(s string) bool {
-	return IDPattern.MatchString(s) && !strings.Contains(s, "..") && strings.Trim(s, ".") != ""
+	return IDPattern().MatchString(s) && !strings.Contains(s, "..") && strings.Trim(s, ".") != ""
 }
 
 // Line returns s as one line of printable text of at most max bytes:
@@ -108,11 +111,18 @@ func MediaType(s string) string {
 		return ""
 	}
 	mt, params, err := mime.ParseMediaType(s)
-	if err != nil || !MediaTypePattern.MatchString(mt) {
+	if err != nil || !MediaTypePattern().MatchString(mt) {
 		return ""
 	}
-	if cs, ok := params["charset"]; ok && IDPattern.MatchString(cs) {
+	if cs, ok := params["charset"]; ok && IDPattern().MatchString(cs) {
 		return mt + "; charset=" + cs
 	}
 	return mt
+}
+
+// lazyRegexp compiles expr on first use: a process that never uses a
+// pattern (the scripted agent re-executing this binary, a CLI command)
+// does not pay for it at start.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
