@@ -34,6 +34,13 @@ func identityOf(runID string, ev *delegation.DelegationEvent) identity {
 	}
 }
 
+// is reports whether ev (in the stream runID) has this identity.
+func (id *identity) is(runID string, ev *delegation.DelegationEvent) bool {
+	return id.runID == runID && id.parentToolCallID == ev.ParentToolCallID && id.delegationID == ev.DelegationID &&
+		id.agentKey == ev.AgentKey && id.agentName == ev.AgentName && id.protocol == ev.Protocol &&
+		id.remoteTaskID == ev.RemoteTaskID && id.remoteContextID == ev.RemoteContextID && id.status == ev.Status && id.text == ev.Text
+}
+
 // fastEncodable reports whether ev takes the direct encoding.
 func fastEncodable(ev *delegation.DelegationEvent, mode Mode, includeRaw bool) bool {
 	return mode != ModeStandard && ev.Artifact == nil && ev.Error == nil && !(includeRaw && len(ev.Raw) > 0) && ev.Kind != ""
@@ -88,6 +95,25 @@ func encodedSize(name string, id *identity, messageID, delta string) int {
 func fastFrame(name string, ts int64, id *identity, messageID, delta string, synthesized bool) *Frame {
 	data := appendCustomEvent(make([]byte, 0, encodedSize(name, id, messageID, delta)), name, ts, id, messageID, delta, synthesized)
 	return &Frame{Type: events.EventTypeCustom, Data: data, delegation: id.delegationID}
+}
+
+// deltaFrame is a text delta's frame and what coalesces it, allocated
+// together.
+type deltaFrame struct {
+	Frame
+	info deltaInfo
+}
+
+// fastDeltaFrame encodes a text delta the direct way, coalescable.
+func fastDeltaFrame(ts int64, id *identity, messageID, delta string) *Frame {
+	name := string(delegation.DelegationTextDelta)
+	df := &deltaFrame{
+		Frame: Frame{Type: events.EventTypeCustom, delegation: id.delegationID,
+			Data: appendCustomEvent(make([]byte, 0, encodedSize(name, id, messageID, delta)), name, ts, id, messageID, delta, false)},
+		info: deltaInfo{delegationID: id.delegationID, messageID: messageID, text: delta, id: id, ts: ts},
+	}
+	df.delta = &df.info
+	return &df.Frame
 }
 
 const hexDigits = "0123456789abcdef"

@@ -145,14 +145,12 @@ type deltaInfo struct {
 
 // reframe returns the frame of the same delta event carrying text.
 func (d *deltaInfo) reframe(s *Stream, text string) *Frame {
-	var f *Frame
 	if d.id != nil {
-		f = fastFrame(string(delegation.DelegationTextDelta), d.ts, d.id, d.messageID, text, false)
-	} else {
-		f = s.frame(d.rebuild(text))
+		return fastDeltaFrame(d.ts, d.id, d.messageID, text)
 	}
+	f := s.frame(d.rebuild(text))
 	if f != nil {
-		f.delta = &deltaInfo{delegationID: d.delegationID, messageID: d.messageID, text: text, id: d.id, ts: d.ts, rebuild: d.rebuild}
+		f.delta = &deltaInfo{delegationID: d.delegationID, messageID: d.messageID, text: text, rebuild: d.rebuild}
 	}
 	return f
 }
@@ -177,10 +175,11 @@ type group struct {
 	ident *identity
 }
 
-// identityFor returns ev's identity, reusing the group's when unchanged.
+// identityFor returns ev's identity, reusing the group's when unchanged
+// (no allocation then).
 func (g *group) identityFor(runID string, ev *delegation.DelegationEvent) *identity {
-	id := identityOf(runID, ev)
-	if g.ident == nil || *g.ident != id {
+	if g.ident == nil || !g.ident.is(runID, ev) {
+		id := identityOf(runID, ev)
 		g.ident = &id
 	}
 	return g.ident
@@ -669,9 +668,11 @@ func (s *Stream) emitFast(g *group, ev *delegation.DelegationEvent, name string,
 	}
 	id := g.identityFor(s.runID, ev)
 	ts := at.UnixMilli()
-	f := fastFrame(name, ts, id, ev.RemoteMessageID, ev.Delta, synthesized)
+	var f *Frame
 	if ev.Kind == delegation.DelegationTextDelta {
-		f.delta = &deltaInfo{delegationID: ev.DelegationID, messageID: ev.RemoteMessageID, text: ev.Delta, id: id, ts: ts}
+		f = fastDeltaFrame(ts, id, ev.RemoteMessageID, ev.Delta)
+	} else {
+		f = fastFrame(name, ts, id, ev.RemoteMessageID, ev.Delta, synthesized)
 	}
 	s.append(f)
 	if callID != "" && ev.Kind.Terminal() {
