@@ -91,7 +91,11 @@ type LevelResult struct {
 	FirstError            string
 	Latency, Steady       Percentiles
 	FirstChunk            Percentiles
-	Wall                  time.Duration
+	// Stages split the time to the first chunk of the runs that went
+	// through all of them (the project's): until RUN_STARTED, then until
+	// subagent.started, then until the first chunk (see RunStats.Marks).
+	Stages [numMarks + 1]Percentiles
+	Wall   time.Duration
 	ChunksPerSec          float64
 	// CPU of the system's process: Self (utime+stime) and Children
 	// (cutime+cstime: the project's parent CLIs, reaped by serve).
@@ -344,11 +348,19 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 	lr.ClientCPU = me1.Sub(me0).Self
 	lr.OtherCPU = max(0, busy1-busy0-lr.CPU.Self-lr.CPU.Children-lr.RemoteCPU-lr.ClientCPU)
 	var lat, steady, first []int64
+	var stages [numMarks + 1][]int64
 	for _, st := range stats {
 		lat = append(lat, st.Lat...)
 		steady = append(steady, st.Steady...)
 		if st.Chunks > 0 {
 			first = append(first, int64(st.FirstChunk))
+			if all := !slices.Contains(st.Marks[:], 0); all && st.Marks[numMarks-1] <= st.FirstChunk {
+				prev := time.Duration(0)
+				for i, m := range append(st.Marks[:], st.FirstChunk) {
+					stages[i] = append(stages[i], int64(m-prev))
+					prev = m
+				}
+			}
 		}
 		lr.Chunks += st.Chunks
 		lr.Lost += st.Lost
@@ -373,6 +385,9 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 		}
 	}
 	lr.Latency, lr.Steady, lr.FirstChunk = percentiles(lat), percentiles(steady), percentiles(first)
+	for i := range stages {
+		lr.Stages[i] = percentiles(stages[i])
+	}
 	lr.ChunksPerSec = float64(lr.Chunks) / lr.Wall.Seconds()
 	return lr, nil
 }
