@@ -94,9 +94,9 @@ type LevelResult struct {
 	// Stages split the time to the first chunk of the runs that went
 	// through all of them (the project's): until RUN_STARTED, then until
 	// subagent.started, then until the first chunk (see RunStats.Marks).
-	Stages [numMarks + 1]Percentiles
-	Wall   time.Duration
-	ChunksPerSec          float64
+	Stages       [numMarks + 1]Percentiles
+	Wall         time.Duration
+	ChunksPerSec float64
 	// CPU of the system's process: Self (utime+stime) and Children
 	// (cutime+cstime: the project's parent CLIs, reaped by serve).
 	CPU CPU

@@ -42,7 +42,7 @@ type RunStats struct {
 	// called the tool, and the host began the delegation). The parent's
 	// TOOL_CALL_START is no mark: it travels through the parent's stdout
 	// and usually arrives together with subagent.started.
-	Marks [numMarks]time.Duration
+	Marks      [numMarks]time.Duration
 	Elapsed    time.Duration
 	Chunks     int // distinct chunks received
 	Duplicates int
