@@ -85,10 +85,28 @@ func appendField(dst []byte, key, v string) []byte {
 	return appendJSONString(append(dst, key...), v)
 }
 
-// encodedSize estimates the length of appendCustomEvent's output.
+// encodedSize is the length of appendCustomEvent's output when no
+// character needs escaping (append grows the buffer when one does): a
+// frame's buffer is allocated once and at its size, since replay logs keep
+// it (docs/design.md#replay-and-reconnect).
 func encodedSize(name string, id *identity, messageID, delta string) int {
-	return 280 + len(name) + len(id.runID) + len(id.parentToolCallID) + len(id.delegationID) + len(id.agentKey) + len(id.agentName) +
-		len(id.protocol) + len(id.remoteTaskID) + len(id.remoteContextID) + len(id.status) + len(id.text) + len(messageID) + len(delta)
+	n := len(`{"type":"CUSTOM","timestamp":`) + 20 + len(`,"name":""`) + len(name) +
+		len(`,"value":{"agentKey":""`) + len(id.agentKey) + len(`,"delegationId":""`) + len(id.delegationID) +
+		len(`,"protocol":""`) + len(id.protocol) + len(`,"runId":""`) + len(id.runID) + len(`,"synthesized":true`) + len("}}")
+	field := func(key, v string) {
+		if v != "" {
+			n += len(key) + 2 + len(v)
+		}
+	}
+	field(`,"agentName":`, id.agentName)
+	field(`,"delta":`, delta)
+	field(`,"messageId":`, messageID)
+	field(`,"parentToolCallId":`, id.parentToolCallID)
+	field(`,"remoteContextId":`, id.remoteContextID)
+	field(`,"remoteTaskId":`, id.remoteTaskID)
+	field(`,"status":`, id.status)
+	field(`,"text":`, id.text)
+	return n
 }
 
 // fastFrame encodes a delegation event the direct way (see fastEncodable).

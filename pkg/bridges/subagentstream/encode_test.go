@@ -53,6 +53,15 @@ func TestDirectEncodingMatchesGeneral(t *testing.T) {
 			}
 		}
 	}
+	// Without characters to escape, a frame's buffer is its exact size
+	// (up to the timestamp's digits and the synthesized flag).
+	plain := delegation.DelegationEvent{RunID: "r", DelegationID: "del-1", AgentKey: "research", AgentName: "Research", Protocol: "a2a",
+		ParentToolCallID: "toolu_1", RemoteTaskID: "t-1", RemoteContextID: "c-1", RemoteMessageID: "m-1", Kind: delegation.DelegationTextDelta, Delta: "some text"}
+	id := identityOf("run-ag-ui", &plain)
+	f := fastFrame(string(plain.Kind), at.UnixMilli(), &id, plain.RemoteMessageID, plain.Delta, false)
+	if slack := cap(f.Data) - len(f.Data); slack < 0 || slack > 20-13+len(`,"synthesized":true`) {
+		t.Errorf("frame buffer of %d bytes for %d bytes of JSON", cap(f.Data), len(f.Data))
+	}
 }
 
 func FuzzDirectEncoding(f *testing.F) {
