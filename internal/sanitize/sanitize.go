@@ -29,6 +29,30 @@ var (
 // characters of [A-Za-z0-9_.:-] (others become '_'), no "..", no leading or
 // trailing '.'. It returns "" when nothing usable is left.
 func ID(s string) string {
+	if idAsIs(s) {
+		return s // already an identifier: nothing to build
+	}
+	return idSlow(s)
+}
+
+// idAsIs reports whether ID(s) is s: 1-64 allowed characters, no "..",
+// no leading or trailing '.', not only '_'.
+func idAsIs(s string) bool {
+	if len(s) == 0 || len(s) > 64 || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
+		return false
+	}
+	underscores := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':') {
+			return false
+		}
+		underscores = underscores && c == '_'
+	}
+	return !underscores
+}
+
+func idSlow(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		if b.Len() >= 64 {
@@ -61,6 +85,24 @@ func SafeID(s string) bool {
 // control characters (including newlines), C1 controls, line separators
 // and invalid UTF-8 are dropped, surrounding space trimmed.
 func Line(s string, max int) string {
+	if len(s) <= max && printableASCII(s, false) {
+		return strings.TrimSpace(s) // nothing to drop or cut
+	}
+	return lineSlow(s, max)
+}
+
+// printableASCII reports whether s is printable ASCII (with '\n' and '\t'
+// when text): what Line and Text keep as is.
+func printableASCII(s string, text bool) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 || c > 0x7e) && !(text && (c == '\n' || c == '\t')) {
+			return false
+		}
+	}
+	return true
+}
+
+func lineSlow(s string, max int) string {
 	var b strings.Builder
 	for _, r := range s {
 		if r == utf8.RuneError || r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' {
@@ -77,6 +119,13 @@ func Line(s string, max int) string {
 // Text returns s with control characters other than newline and tab and
 // invalid UTF-8 dropped, bounded to max bytes; a cut is marked with "…".
 func Text(s string, max int) string {
+	if len(s) <= max && printableASCII(s, true) {
+		return s // nothing to drop or cut
+	}
+	return textSlow(s, max)
+}
+
+func textSlow(s string, max int) string {
 	var b strings.Builder
 	for _, r := range s {
 		if r == utf8.RuneError || (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f {

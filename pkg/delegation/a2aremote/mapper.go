@@ -109,7 +109,9 @@ func (m *mapper) Map(ev a2aclient.Event) (out []delegation.DelegationEvent) {
 		m.taskID = string(info.TaskID)
 		m.t.SetTaskID(m.taskID)
 	}
-	if info.ContextID != "" {
+	if info.ContextID != "" && info.ContextID != m.contextID {
+		// Every event names the context: only a new one is sanitised
+		// and recorded.
 		m.contextID = info.ContextID
 		m.t.SetContextID(info.ContextID)
 	}
