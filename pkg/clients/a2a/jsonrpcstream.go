@@ -65,6 +65,7 @@ func (t *jsonrpcStreams) stream(ctx context.Context, method string, params a2acl
 		}
 		defer body.Close()
 		r := newSSEDataReader(body)
+		var sc artifactScanner
 		for {
 			data, err := r.next()
 			if err == io.EOF {
@@ -74,7 +75,7 @@ func (t *jsonrpcStreams) stream(ctx context.Context, method string, params a2acl
 				yield(nil, fmt.Errorf("SSE stream error: %w", err))
 				return
 			}
-			ev, err := decodeStreamed(data)
+			ev, err := decodeStreamed(data, &sc)
 			if !yield(ev, err) || err != nil {
 				return
 			}
@@ -211,9 +212,13 @@ func dropCR(b []byte) []byte {
 }
 
 // decodeStreamed decodes one SSE data payload of a JSON-RPC stream: in one
-// pass when it is an artifact update a2a-go would decode to the same event,
+// pass when it is an artifact update a2a-go would decode to the same event
+// (by the stream's scanner for the common shape, else by encoding/json),
 // else as a2a-go does.
-func decodeStreamed(data []byte) (sdk.Event, error) {
+func decodeStreamed(data []byte, sc *artifactScanner) (sdk.Event, error) {
+	if ev := sc.decode(data); ev != nil {
+		return ev, nil
+	}
 	if ev := decodeArtifactUpdate(data); ev != nil {
 		return ev, nil
 	}

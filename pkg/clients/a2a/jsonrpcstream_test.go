@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -168,4 +169,97 @@ func BenchmarkJSONRPCStream(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 		})
 	}
+}
+
+// scanCases are artifact updates the scanner takes, in the shapes remotes
+// send them: escapes, non-ASCII and invalid UTF-8, surrogates, nulls,
+// unknown keys of every kind, other key orders.
+var scanCases = []string{
+	`{"jsonrpc":"2.0","id":"1","result":{"artifactUpdate":{"taskId":"t","contextId":"c","append":true,"lastChunk":false,"artifact":{"artifactId":"assistant-output","name":"assistant-output","parts":[{"text":"plain"}]}}}}`,
+	` { "result" : { "artifactUpdate" : { "artifact" : { "parts" : [ { "mediaType" : "text/plain" , "text" : "line\nnext \"q\" \\ \/ \b\f\r\t \u00e9 \ud83d\ude00 \ud800 \udc00x \u2028" } ] , "artifactId" : "a" } , "taskId" : "t" } } , "id" : null , "jsonrpc" : "2.0" } `,
+	`{"id":"1","result":{"artifactUpdate":{"taskId":"t","append":null,"lastChunk":true,"contextId":null,"artifact":{"artifactId":"a","name":"n","description":"d","parts":[null,{"text":"","filename":"f"}],"extensions":null,"metadata":null}},"task":null,"message":null},"error":null,"extra":{"n":[1,-2.5e+3,0,true,false,null,"s\u0041",{}],"o":{"k":[]}}}`,
+	"{\"result\":{\"artifactUpdate\":{\"taskId\":\"t\",\"artifact\":{\"artifactId\":\"a\",\"parts\":[{\"text\":\"caf\xc3\xa9 \xff\xfe bad\"}]}}}}",
+	`{"result":{"artifactUpdate":{"taskId":"t","artifact":{"artifactId":"a","parts":[]}}}}`,
+	`{"result":{"artifactUpdate":{"taskId":"t","artifact":null}}}`,
+}
+
+// The scanner's events are encoding/json's (decodeArtifactUpdate's), and
+// it gives up rather than differ.
+func TestArtifactScannerMatchesJSON(t *testing.T) {
+	var sc artifactScanner
+	for i, c := range scanCases {
+		got := sc.decode([]byte(c))
+		if got == nil {
+			t.Errorf("case %d: the scanner gave up on %s", i, c)
+			continue
+		}
+		if want := decodeArtifactUpdate([]byte(c)); !reflect.DeepEqual(got, want) {
+			t.Errorf("case %d:\n got %#v\nwant %#v", i, got, want)
+		}
+	}
+	for _, c := range []string{
+		`{"result":{"artifactUpdate":{"TaskId":"t"}}}`,                                    // case-folded key
+		`{"result":{"artifactUpdate":{"task\u0049d":"t"}}}`,                               // escaped key
+		`{"result":{"artifactUpdate":{"taskId":"t","taskId":"u"}}}`,                       // repeated key
+		`{"result":{"artifactUpdate":{"taskId":"t","metadata":{"k":1}}}}`,                 // metadata
+		`{"result":{"artifactUpdate":{"taskId":1}}}`,                                      // wrong type
+		`{"result":{"artifactUpdate":{"taskId":"t","artifact":{"parts":[{"url":"u"}]}}}}`, // not text
+		`{"result":{"artifactUpdate":{"taskId":"t"}}} x`,                                  // trailing data
+		`{"result":{"artifactUpdate":{"taskId":"t"},"task":{}}}`,                          // two events
+		`{"error":{"code":1},"result":{"artifactUpdate":{"taskId":"t"}}}`,                 // an error
+		`{"result":{"artifactUpdate":{"taskId":"t\u00"}}}`,                                // bad escape
+		`{"result":{"artifactUpdate":{"taskId":"t"},"x":01}}`,                             // bad number
+	} {
+		if ev := sc.decode([]byte(c)); ev != nil {
+			t.Errorf("the scanner took %s", c)
+		}
+	}
+}
+
+func FuzzArtifactScanner(f *testing.F) {
+	for _, c := range scanCases {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		var sc artifactScanner
+		got := sc.decode([]byte(data))
+		if got == nil {
+			return
+		}
+		if want := decodeArtifactUpdate([]byte(data)); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\n got %#v\nwant %#v", data, got, want)
+		}
+		// A second event reusing the first's strings decodes the same.
+		if again := sc.decode([]byte(data)); !reflect.DeepEqual(again, got) {
+			t.Fatalf("%q decoded twice: %#v then %#v", data, got, again)
+		}
+	})
+}
+
+// FuzzArtifactScannerStrings puts raw fuzz text inside the strings of an
+// artifact update (escapes, UTF-8 and all), where remote text lands.
+func FuzzArtifactScannerStrings(f *testing.F) {
+	f.Add("t", `plain`)
+	f.Add(`\u00e9`, `a\nb \"q\" \ud83d\ude00 \ud800 \udc00 \\`)
+	f.Add("\xff", "caf\xc3\xa9\t")
+	f.Fuzz(func(t *testing.T, id, text string) {
+		data := `{"jsonrpc":"2.0","id":"1","result":{"artifactUpdate":{"taskId":"` + id + `","contextId":"c","append":true,` +
+			`"artifact":{"artifactId":"` + id + `","name":"assistant-output","parts":[{"text":"` + text + `"}]}}}}`
+		var sc artifactScanner
+		got := sc.decode([]byte(data))
+		want := decodeArtifactUpdate([]byte(data))
+		if got != nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\n got %#v\nwant %#v", data, got, want)
+		}
+		if got == nil && want != nil && !strings.ContainsAny(id+text, "\x00") && validJSONString(id) && validJSONString(text) {
+			// Valid strings of the common shape must not fall back.
+			t.Fatalf("the scanner gave up on %q", data)
+		}
+	})
+}
+
+// validJSONString: s is the inside of a JSON string that needs no unusual
+// handling (no raw control characters, quotes only escaped).
+func validJSONString(s string) bool {
+	return json.Valid([]byte(`"` + s + `"`))
 }
