@@ -2,6 +2,7 @@ package agentadaptor
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -32,7 +33,9 @@ type AdapterRequest struct {
 	// Streaming asks the CLI for partial output (text deltas), when it has it.
 	Streaming bool
 	WorkDir   string
-	// TempDir is private to the run (mode 0700) and removed after it.
+	// TempDir is private to the run (mode 0700) and removed after it. An
+	// adapter that implements [TempDirOnDemand] gets "" here and calls
+	// MakeTempDir when it needs the directory.
 	TempDir string
 	// MCPServers is the effective, validated and expanded MCP set (SDK
 	// defaults, per-call servers, runtime-injected servers, in that order).
@@ -46,6 +49,33 @@ type AdapterRequest struct {
 	Options map[string]string
 	// Timeout is the run's timeout, 0 for none.
 	Timeout time.Duration
+
+	makeTempDir func() (string, error)
+}
+
+// TempDirOnDemand is implemented by adapters that need the run's temp dir
+// only sometimes. The SDK then does not create it up front: Prepare gets an
+// empty TempDir and calls [AdapterRequest.MakeTempDir] when it writes a
+// file. A run that never asks costs no directory (docs/design.md#order-of-a-run).
+type TempDirOnDemand interface {
+	TempDirOnDemand()
+}
+
+// MakeTempDir returns the run's temp dir (private, mode 0700, removed after
+// the run), creating it on the first call: TempDir, when the SDK created it
+// up front.
+func (r *AdapterRequest) MakeTempDir() (string, error) {
+	if r.TempDir == "" && r.makeTempDir != nil {
+		dir, err := r.makeTempDir()
+		if err != nil {
+			return "", err
+		}
+		r.TempDir = dir
+	}
+	if r.TempDir == "" {
+		return "", errors.New("agentadaptor: the run has no temp dir")
+	}
+	return r.TempDir, nil
 }
 
 // Invocation is the prepared child process of a run.

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -57,10 +58,10 @@ type MCPServerSpec struct {
 }
 
 var (
-	mcpKeyPattern  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	headerPattern  = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-	varRefPattern  = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+	mcpKeyPattern  = lazyRegexp(`^[A-Za-z0-9_-]{1,64}$`)
+	envNamePattern = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	headerPattern  = lazyRegexp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+	varRefPattern  = lazyRegexp(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 )
 
 // EffectiveTransport returns Transport, or the transport implied by Command or URL.
@@ -77,7 +78,7 @@ func (s MCPServerSpec) EffectiveTransport() MCPTransport {
 // Validate checks the spec and returns a *ConfigError naming the bad field.
 func (s MCPServerSpec) Validate() error {
 	field := func(name string) string { return fmt.Sprintf("MCPServerSpec[%s].%s", s.Key, name) }
-	if !mcpKeyPattern.MatchString(s.Key) {
+	if !mcpKeyPattern().MatchString(s.Key) {
 		return &ConfigError{Field: "MCPServerSpec.Key", Reason: fmt.Sprintf("%q must be 1-64 letters, digits, '-' or '_'", s.Key)}
 	}
 	if s.ToolTimeout < 0 {
@@ -98,7 +99,7 @@ func (s MCPServerSpec) Validate() error {
 			return &ConfigError{Field: field("BearerTokenEnvVar"), Reason: "not allowed for a stdio server"}
 		}
 		for _, k := range sortedKeys(s.Env) {
-			if !envNamePattern.MatchString(k) {
+			if !envNamePattern().MatchString(k) {
 				return &ConfigError{Field: field("Env"), Reason: fmt.Sprintf("%q is not a valid environment variable name", k)}
 			}
 		}
@@ -109,12 +110,12 @@ func (s MCPServerSpec) Validate() error {
 		if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 {
 			return &ConfigError{Field: field("Command"), Reason: "Command, Args and Env are not allowed for an http server"}
 		}
-		u, err := url.Parse(varRefPattern.ReplaceAllString(s.URL, "x"))
+		u, err := url.Parse(varRefPattern().ReplaceAllString(s.URL, "x"))
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return &ConfigError{Field: field("URL"), Reason: fmt.Sprintf("%q is not an absolute http(s) URL", s.URL)}
 		}
 		for _, k := range sortedKeys(s.Headers) {
-			if !headerPattern.MatchString(k) {
+			if !headerPattern().MatchString(k) {
 				return &ConfigError{Field: field("Headers"), Reason: fmt.Sprintf("%q is not a valid header name", k)}
 			}
 			if strings.ContainsAny(s.Headers[k], "\r\n") {
@@ -122,7 +123,7 @@ func (s MCPServerSpec) Validate() error {
 			}
 		}
 		if s.BearerTokenEnvVar != "" {
-			if !envNamePattern.MatchString(s.BearerTokenEnvVar) {
+			if !envNamePattern().MatchString(s.BearerTokenEnvVar) {
 				return &ConfigError{Field: field("BearerTokenEnvVar"), Reason: fmt.Sprintf("%q is not a valid environment variable name", s.BearerTokenEnvVar)}
 			}
 			for k := range s.Headers {
@@ -167,7 +168,7 @@ func ExpandVars(s string, vars map[string]string) string {
 	if !strings.Contains(s, "${") {
 		return s
 	}
-	return varRefPattern.ReplaceAllStringFunc(s, func(m string) string {
+	return varRefPattern().ReplaceAllStringFunc(s, func(m string) string {
 		name := m[2 : len(m)-1]
 		if v, ok := vars[name]; ok {
 			return v
@@ -179,7 +180,7 @@ func ExpandVars(s string, vars map[string]string) string {
 // VarRefs returns the names referenced as ${NAME} in s, in order of appearance.
 func VarRefs(s string) []string {
 	var out []string
-	for _, m := range varRefPattern.FindAllStringSubmatch(s, -1) {
+	for _, m := range varRefPattern().FindAllStringSubmatch(s, -1) {
 		out = append(out, m[1])
 	}
 	return out
@@ -231,4 +232,11 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// lazyRegexp compiles expr on first use: a process that never uses a
+// pattern (the scripted agent re-executing this binary, a CLI command)
+// does not pay for it at start.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -87,6 +87,7 @@ type run struct {
 	stderr   *os.File
 	result   *RunResult
 	ctx      context.Context
+	timeout  *time.Timer // the run's timeout, stopped when the run ends
 }
 
 // Start begins a run and returns once the child process has started. The
@@ -129,7 +130,7 @@ func (s *SDK) Start(ctx context.Context, prompt string, opts ...RunOption) (*Run
 		mcp = replaceOrAppend(mcp, m)
 	}
 	for k := range cfg.env {
-		if !envNamePattern.MatchString(k) {
+		if !envNamePattern().MatchString(k) {
 			return nil, &ConfigError{Field: "WithEnv", Reason: fmt.Sprintf("%q is not a valid environment variable name", k)}
 		}
 	}
@@ -168,8 +169,8 @@ func (s *SDK) Start(ctx context.Context, prompt string, opts ...RunOption) (*Run
 		return nil, &StartError{RunID: runID, Failure: f}
 	}
 	if cfg.timeout > 0 {
-		t := time.AfterFunc(cfg.timeout, func() { cancel(errTimeout) })
-		go func() { <-r.h.done; t.Stop() }()
+		// Stopped by supervise when the run ends: no goroutine waits for it.
+		r.timeout = time.AfterFunc(cfg.timeout, func() { cancel(errTimeout) })
 	}
 	if cfg.discard {
 		r.h.queue.discardAll()
@@ -183,10 +184,17 @@ func (s *SDK) Start(ctx context.Context, prompt string, opts ...RunOption) (*Run
 // setup runs the fixed order RunID -> Ensure -> effective MCP -> Prepare ->
 // process start. It returns a typed failure; the caller tears down.
 func (r *run) setup(ctx context.Context) *Failure {
-	var err error
-	r.tempDir, err = os.MkdirTemp(r.cfg.tempRoot, "agentadaptor-"+r.h.runID+"-")
-	if err != nil {
-		return &Failure{Code: FailureStart, Message: "creating the run's temp dir: " + err.Error(), Err: err}
+	makeTempDir := func() (string, error) {
+		dir, err := os.MkdirTemp(r.cfg.tempRoot, "agentadaptor-"+r.h.runID+"-")
+		if err == nil {
+			r.tempDir = dir // removed by teardown
+		}
+		return dir, err
+	}
+	if _, onDemand := r.adapter.(TempDirOnDemand); !onDemand {
+		if _, err := makeTempDir(); err != nil {
+			return &Failure{Code: FailureStart, Message: "creating the run's temp dir: " + err.Error(), Err: err}
+		}
 	}
 	vars := map[string]string{EnvRunID: r.h.runID}
 	r.secrets = map[string]bool{EnvRunToken: true}
@@ -216,7 +224,7 @@ func (r *run) setup(ctx context.Context) *Failure {
 			env[k] = v
 		}
 		for k, v := range ref.SecretEnv {
-			if !envNamePattern.MatchString(k) {
+			if !envNamePattern().MatchString(k) {
 				return &Failure{Code: FailureRuntimeService, Message: fmt.Sprintf("runtime service %q: SecretEnv name %q is not a valid variable name", ref.ID, k)}
 			}
 			r.secrets[k] = true
@@ -265,7 +273,7 @@ func (r *run) setup(ctx context.Context) *Failure {
 		RunID: r.h.runID, Prompt: r.prompt, Model: r.cfg.model, SessionKey: r.cfg.sessionKey,
 		ResumeSessionID: resume, Streaming: r.cfg.streaming, WorkDir: r.cfg.workDir,
 		TempDir: r.tempDir, MCPServers: r.mcp, Env: cloneMap(env), Secrets: cloneBoolMap(r.secrets),
-		Options: cloneMap(r.cfg.adapterOpts), Timeout: r.cfg.timeout,
+		Options: cloneMap(r.cfg.adapterOpts), Timeout: r.cfg.timeout, makeTempDir: makeTempDir,
 	}
 	inv, err := r.adapter.Prepare(ctx, areq)
 	if err != nil {
@@ -479,6 +487,9 @@ func (r *run) supervise() {
 	}
 	r.emit(term)
 	r.h.queue.end()
+	if r.timeout != nil {
+		r.timeout.Stop()
+	}
 	r.h.cancel(errCancelled) // release the run context's resources
 	close(r.h.done)
 }
@@ -526,8 +537,8 @@ func (r *run) redact(s string) string {
 
 func (r *run) redactBytes(b []byte) []byte {
 	for name := range r.secrets {
-		if v := r.env[name]; len(v) >= 4 {
-			b = bytes.ReplaceAll(b, []byte(v), []byte("[REDACTED]"))
+		if v := r.env[name]; len(v) >= 4 && bytes.Contains(b, []byte(v)) {
+			b = bytes.ReplaceAll(b, []byte(v), []byte("[REDACTED]")) // a copy only when there is something to redact
 		}
 	}
 	return b
@@ -555,8 +566,16 @@ func lastLine(b []byte, max int) string {
 	return s
 }
 
+// Per-run read buffers: small, because every active run holds them and
+// most CLIs write little; longer lines are read in pieces
+// (docs/design.md#backpressure: bounded per-run memory).
+const (
+	stdoutReadBuffer = 8 << 10
+	stderrReadBuffer = 4 << 10
+)
+
 func readAll(r io.Reader, into *capBuffer) {
-	buf := make([]byte, 32<<10)
+	buf := make([]byte, stderrReadBuffer)
 	for {
 		n, err := r.Read(buf)
 		into.Write(buf[:n])
@@ -569,7 +588,7 @@ func readAll(r io.Reader, into *capBuffer) {
 // readStdout splits the child's stdout into lines, capping each, and feeds
 // them to the parser. It is the only caller of ParseLine.
 func (r *run) readStdout(raw *capBuffer) {
-	br := bufio.NewReaderSize(r.stdout, 64<<10)
+	br := bufio.NewReaderSize(r.stdout, stdoutReadBuffer)
 	var line []byte
 	lineNo, oversize := 0, 0
 	flush := func() {

@@ -40,7 +40,7 @@ func newPayloadQueue(runID string, buffer, hardCap int, linger time.Duration) *p
 		runID: runID, buffer: buffer, hardCap: hardCap, linger: linger,
 		wake:    make(chan struct{}, 1),
 		ended:   make(chan struct{}),
-		out:     make(chan StreamPayload, 64),
+		out:     make(chan StreamPayload, 8), // the queue above it holds the backlog: a small hand-over buffer per active run
 		stopped: make(chan struct{}),
 	}
 	return q

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -54,7 +55,7 @@ type Auth struct {
 	Scopes []string
 }
 
-var headerName = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_` + "`" + `|~-]{1,64}$`)
+var headerName = lazyRegexp(`^[A-Za-z0-9!#$%&'*+.^_` + "`" + `|~-]{1,64}$`)
 
 // forbiddenHeaders are never used for an API key: they carry other meaning
 // the transport or the protocol relies on.
@@ -129,7 +130,7 @@ func (a Auth) Validate() error {
 }
 
 func checkHeader(h string) error {
-	if !headerName.MatchString(h) {
+	if !headerName().MatchString(h) {
 		return fmt.Errorf("%q is not an HTTP header name", h)
 	}
 	for _, f := range forbiddenHeaders {
@@ -284,7 +285,7 @@ func (e *TokenError) Is(target error) bool {
 // Unwrap returns the transport error (nil when the endpoint answered).
 func (e *TokenError) Unwrap() error { return e.Err }
 
-var oauthCode = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+var oauthCode = lazyRegexp(`^[A-Za-z0-9_.-]{1,64}$`)
 
 // observedSource fetches access tokens, records them as secrets and turns
 // failures into [*TokenError]s.
@@ -301,7 +302,7 @@ func (o *observedSource) Token() (*oauth2.Token, error) {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && re.Response != nil {
 			te.Status = re.Response.StatusCode
-			if oauthCode.MatchString(re.ErrorCode) {
+			if oauthCode().MatchString(re.ErrorCode) {
 				te.Code = re.ErrorCode
 			}
 		} else {
@@ -374,4 +375,11 @@ func (c *Credential) carries(h http.Header) (header string, found bool) {
 		}
 	}
 	return header, false
+}
+
+// lazyRegexp compiles expr on first use: a process that never uses a
+// pattern (the scripted agent re-executing this binary, a CLI command)
+// does not pay for it at start.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

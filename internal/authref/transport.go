@@ -105,6 +105,12 @@ func NewHTTPClient(base *http.Client, t Transport, checkRedirect func(*http.Requ
 			t.Base = base.Transport
 		} else {
 			owned = http.DefaultTransport.(*http.Transport).Clone()
+			// A client talks to one remote, often over many concurrent
+			// streams (delegations): keep as many idle connections for it
+			// as in all (100), not net/http's 2 per host, so that the next
+			// delegation reuses a connection (and its TLS session) instead
+			// of dialling a new one.
+			owned.MaxIdleConnsPerHost = owned.MaxIdleConns
 			t.Base = owned
 		}
 	}

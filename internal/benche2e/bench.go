@@ -91,8 +91,12 @@ type LevelResult struct {
 	FirstError            string
 	Latency, Steady       Percentiles
 	FirstChunk            Percentiles
-	Wall                  time.Duration
-	ChunksPerSec          float64
+	// Stages split the time to the first chunk of the runs that went
+	// through all of them (the project's): until RUN_STARTED, then until
+	// subagent.started, then until the first chunk (see RunStats.Marks).
+	Stages       [numMarks + 1]Percentiles
+	Wall         time.Duration
+	ChunksPerSec float64
 	// CPU of the system's process: Self (utime+stime) and Children
 	// (cutime+cstime: the project's parent CLIs, reaped by serve).
 	CPU CPU
@@ -344,11 +348,19 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 	lr.ClientCPU = me1.Sub(me0).Self
 	lr.OtherCPU = max(0, busy1-busy0-lr.CPU.Self-lr.CPU.Children-lr.RemoteCPU-lr.ClientCPU)
 	var lat, steady, first []int64
+	var stages [numMarks + 1][]int64
 	for _, st := range stats {
 		lat = append(lat, st.Lat...)
 		steady = append(steady, st.Steady...)
 		if st.Chunks > 0 {
 			first = append(first, int64(st.FirstChunk))
+			if all := !slices.Contains(st.Marks[:], 0); all && st.Marks[numMarks-1] <= st.FirstChunk {
+				prev := time.Duration(0)
+				for i, m := range append(st.Marks[:], st.FirstChunk) {
+					stages[i] = append(stages[i], int64(m-prev))
+					prev = m
+				}
+			}
 		}
 		lr.Chunks += st.Chunks
 		lr.Lost += st.Lost
@@ -373,6 +385,9 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 		}
 	}
 	lr.Latency, lr.Steady, lr.FirstChunk = percentiles(lat), percentiles(steady), percentiles(first)
+	for i := range stages {
+		lr.Stages[i] = percentiles(stages[i])
+	}
 	lr.ChunksPerSec = float64(lr.Chunks) / lr.Wall.Seconds()
 	return lr, nil
 }
@@ -478,8 +493,8 @@ func profileProject(ctx context.Context, env *Env, cfg *Config, remoteURL string
 	var stats []RunStats
 	wg.Go(func() { stats = load(ctx, sys.url, kindProject, cfg.Stream, cfg.ProfileLevel, 0, stop) })
 	time.Sleep(time.Second) // ramp up
-	perr := func() error {
-		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, cfg.ProfileSeconds))
+	fetch := func(url, out string) error {
+		resp, err := http.Get(url)
 		if err != nil {
 			return err
 		}
@@ -488,7 +503,7 @@ func profileProject(ctx context.Context, env *Env, cfg *Config, remoteURL string
 			b, _ := io.ReadAll(resp.Body)
 			return fmt.Errorf("pprof: HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
 		}
-		f, err := os.Create(cfg.ProfileOut)
+		f, err := os.Create(out)
 		if err != nil {
 			return err
 		}
@@ -497,7 +512,13 @@ func profileProject(ctx context.Context, env *Env, cfg *Config, remoteURL string
 			return err
 		}
 		return f.Close()
-	}()
+	}
+	perr := fetch(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, cfg.ProfileSeconds), cfg.ProfileOut)
+	if perr == nil {
+		// The heap as it stands under the same load (live objects after
+		// the last GC): what each active delegation holds.
+		perr = fetch(fmt.Sprintf("http://%s/debug/pprof/heap?gc=1", addr), HeapProfilePath(cfg.ProfileOut))
+	}
 	close(stop)
 	wg.Wait()
 	lost := 0
@@ -508,6 +529,12 @@ func profileProject(ctx context.Context, env *Env, cfg *Config, remoteURL string
 	}
 	env.logf("profile: %d delegations at concurrency %d during the profile, %d without terminal", len(stats), cfg.ProfileLevel, lost)
 	return perr
+}
+
+// HeapProfilePath is where the profile pass writes serve's heap profile,
+// beside the CPU profile cpuOut.
+func HeapProfilePath(cpuOut string) string {
+	return strings.TrimSuffix(cpuOut, "-cpu.pprof") + "-heap.pprof"
 }
 
 // ProfileEnv names the variable that makes a serve built with the

@@ -35,6 +35,14 @@ type RunStats struct {
 	Lat, Steady []int64
 	// FirstChunk is the time from sending the request to the first chunk.
 	FirstChunk time.Duration
+	// Marks are the times from sending the request to the first frame of
+	// each stage of a project run (0 when it never came): RUN_STARTED (the
+	// host admitted the run and started the parent process) and
+	// subagent.started (the parent process is up, has its MCP session and
+	// called the tool, and the host began the delegation). The parent's
+	// TOOL_CALL_START is no mark: it travels through the parent's stdout
+	// and usually arrives together with subagent.started.
+	Marks      [numMarks]time.Duration
 	Elapsed    time.Duration
 	Chunks     int // distinct chunks received
 	Duplicates int
@@ -51,6 +59,16 @@ type RunStats struct {
 // client is the load client's HTTP client: one connection per concurrent
 // stream, kept alive.
 var client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8192, DisableCompression: true, ResponseHeaderTimeout: 0}}
+
+// The stages of a project run before its first chunk (RunStats.Marks).
+const (
+	markRunStarted = iota
+	markSubagentStarted
+	numMarks
+)
+
+// markFrames are the frames that end each stage.
+var markFrames = [numMarks][]byte{[]byte(`"type":"RUN_STARTED"`), []byte(`"name":"subagent.started"`)}
 
 var (
 	markerPrefix = []byte("~c")
@@ -148,6 +166,11 @@ func runOnce(ctx context.Context, url string, sys *systemKind, s Stream, n int, 
 }
 
 func frameDone(data []byte, sys *systemKind, seen []bool, st *RunStats, start time.Time, finished, needed *bool, marks func(int)) {
+	for i, f := range markFrames {
+		if st.Marks[i] == 0 && bytes.Contains(data, f) {
+			st.Marks[i] = time.Since(start)
+		}
+	}
 	if bytes.Contains(data, sys.chunkFrame) {
 		now := monoNow()
 		if st.Chunks == 0 && st.Duplicates == 0 {

@@ -133,6 +133,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		cum, _ := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=60", cfg.ProfileBinary, cfg.ProfileOut).CombinedOutput()
 		_ = os.WriteFile(cfg.ProfileOut+".cum.txt", cum, 0o644)
 		logf("CPU profile: %s (pprof -top in %s.top.txt, -cum in %s.cum.txt)", cfg.ProfileOut, cfg.ProfileOut, cfg.ProfileOut)
+		heap := HeapProfilePath(cfg.ProfileOut)
+		if htop, herr := exec.Command("go", "tool", "pprof", "-top", "-sample_index=inuse_space", "-nodecount=40", cfg.ProfileBinary, heap).CombinedOutput(); herr == nil {
+			_ = os.WriteFile(heap+".top.txt", htop, 0o644)
+			logf("heap profile: %s (pprof -top in %s.top.txt)", heap, heap)
+		}
 	}
 	fmt.Fprintf(stdout, "Machine: %s\nCommand: %s\n\n%s", res.Machine, res.Command, md)
 	_ = os.WriteFile(filepath.Join(outDir, "results.md"), []byte(md), 0o644)

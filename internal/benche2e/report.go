@@ -185,6 +185,17 @@ func (r *Results) Markdown() string {
 		dur := func(f func(*LevelResult) time.Duration) func(string) (float64, string, bool) {
 			return get(func(lr *LevelResult) (float64, string) { d := f(lr); return float64(d), ms(d) })
 		}
+		// stage is a project-only row: the other systems have no parent and
+		// no tool call.
+		stage := func(name string, i int) row {
+			return row{name, func(s string) (float64, string, bool) {
+				lr := by[s]
+				if lr == nil || lr.Stages[i].N == 0 {
+					return 0, "", false
+				}
+				return float64(lr.Stages[i].P50), ms(lr.Stages[i].P50), true
+			}}
+		}
 		rows := []row{
 			{"relay latency p50, ms", dur(func(l *LevelResult) time.Duration { return l.Latency.P50 })},
 			{"relay latency p99, ms", dur(func(l *LevelResult) time.Duration { return l.Latency.P99 })},
@@ -192,6 +203,9 @@ func (r *Results) Markdown() string {
 			{"steady-state p99, ms", dur(func(l *LevelResult) time.Duration { return l.Steady.P99 })},
 			{"time to first chunk p50, ms", dur(func(l *LevelResult) time.Duration { return l.FirstChunk.P50 })},
 			{"time to first chunk p99, ms", dur(func(l *LevelResult) time.Duration { return l.FirstChunk.P99 })},
+			stage("… p50 until RUN_STARTED (host admits the run, starts the parent), ms", 0),
+			stage("… p50 then until subagent.started (the parent process starts, opens its MCP session, calls the tool), ms", 1),
+			stage("… p50 then until the first chunk (A2A request, remote, relay), ms", 2),
 			{"chunks/s", get(func(l *LevelResult) (float64, string) { return l.ChunksPerSec, num(l.ChunksPerSec) })},
 			{"CPU per chunk, µs (project: serve alone)", get(func(l *LevelResult) (float64, string) {
 				s, _ := l.CPUPerChunk()

@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -136,7 +137,7 @@ type AgentAuth struct {
 	Scopes []string `yaml:"scopes"`
 }
 
-var headerPattern = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_` + "`" + `|~-]{1,64}$`)
+var headerPattern = lazyRegexp(`^[A-Za-z0-9!#$%&'*+.^_` + "`" + `|~-]{1,64}$`)
 
 // validateAuth checks an agent's auth block; f names a field of the agent.
 func validateAuth(a *Agent, f func(string) string) error {
@@ -174,7 +175,7 @@ func validateAuth(a *Agent, f func(string) string) error {
 		if au.Header != "" && au.Scheme == "bearer" {
 			return bad("header", "is for scheme api_key only")
 		}
-		if au.Header != "" && !headerPattern.MatchString(au.Header) {
+		if au.Header != "" && !headerPattern().MatchString(au.Header) {
 			return bad("header", "%q is not an HTTP header name", au.Header)
 		}
 	case "oauth2":
@@ -275,9 +276,9 @@ func Load(path string) (*Config, error) {
 }
 
 var (
-	unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type (\S+)`)
-	keyPattern   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	toolPattern  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,63}$`)
+	unknownField = lazyRegexp(`line (\d+): field (\S+) not found in type (\S+)`)
+	keyPattern   = lazyRegexp(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	toolPattern  = lazyRegexp(`^[a-zA-Z_][a-zA-Z0-9_]{0,63}$`)
 )
 
 // Parse decodes and validates config data; name is used in errors.
@@ -287,7 +288,7 @@ func Parse(name string, data []byte) (*Config, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 		msg := err.Error()
-		if m := unknownField.FindStringSubmatch(msg); m != nil {
+		if m := unknownField().FindStringSubmatch(msg); m != nil {
 			return nil, &Error{File: name, Field: m[2], Reason: fmt.Sprintf("unknown field at line %s (in %s)", m[1], strings.TrimPrefix(m[3], "hostconfig."))}
 		}
 		return nil, &Error{File: name, Reason: strings.TrimPrefix(msg, "yaml: ")}
@@ -326,7 +327,7 @@ func (c *Config) Validate() error {
 	names := map[string]bool{}
 	for i, tk := range c.Auth.Tokens {
 		f := func(name string) string { return fmt.Sprintf("auth.tokens[%d].%s", i, name) }
-		if !keyPattern.MatchString(tk.Name) {
+		if !keyPattern().MatchString(tk.Name) {
 			return &Error{Field: f("name"), Reason: fmt.Sprintf("%q must be 1-64 lower-case letters, digits, '-' or '_'", tk.Name)}
 		}
 		if names[tk.Name] {
@@ -346,7 +347,7 @@ func (c *Config) Validate() error {
 	for i := range c.Agents {
 		a := &c.Agents[i]
 		f := func(name string) string { return fmt.Sprintf("agents[%d].%s", i, name) }
-		if !keyPattern.MatchString(a.Key) {
+		if !keyPattern().MatchString(a.Key) {
 			return &Error{Field: f("key"), Reason: fmt.Sprintf("%q must be 1-64 lower-case letters, digits, '-' or '_'", a.Key)}
 		}
 		if seen[a.Key] {
@@ -374,7 +375,7 @@ func (c *Config) Validate() error {
 				return err
 			}
 		}
-		if a.Shortcut != "" && !toolPattern.MatchString(a.Shortcut) {
+		if a.Shortcut != "" && !toolPattern().MatchString(a.Shortcut) {
 			return &Error{Field: f("shortcut"), Reason: fmt.Sprintf("%q is not a valid tool name", a.Shortcut)}
 		}
 		switch a.FetchCard {
@@ -401,4 +402,11 @@ func (c *Config) Validate() error {
 		return &Error{Field: "parent.scenario", Reason: "the scripted parent needs a scenario when agents are configured (without agents and scenario, serve runs the embedded demo)"}
 	}
 	return nil
+}
+
+// lazyRegexp compiles expr on first use: a process that never uses a
+// pattern (the scripted agent re-executing this binary, a CLI command)
+// does not pay for it at start.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

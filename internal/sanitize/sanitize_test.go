@@ -50,3 +50,25 @@ func FuzzSanitizers(f *testing.F) {
 		}
 	})
 }
+
+// The fast paths (input already clean) return what the general ones build.
+func FuzzFastPathsMatch(f *testing.F) {
+	for _, s := range []string{"", "task-1", "a..b", ".a", "a.", "___", "_a_", " padded ", "a\tb\nc", strings.Repeat("x", 64), strings.Repeat("y", 65), "é"} {
+		f.Add(s, 20)
+	}
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		max = max%100 + 1
+		if max < 1 {
+			max = -max + 1
+		}
+		if got, want := ID(s), idSlow(s); got != want {
+			t.Fatalf("ID(%q) = %q, general path %q", s, got, want)
+		}
+		if got, want := Line(s, max), lineSlow(s, max); got != want {
+			t.Fatalf("Line(%q, %d) = %q, general path %q", s, max, got, want)
+		}
+		if got, want := Text(s, max), textSlow(s, max); got != want {
+			t.Fatalf("Text(%q, %d) = %q, general path %q", s, max, got, want)
+		}
+	})
+}

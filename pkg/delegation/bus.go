@@ -121,6 +121,16 @@ const maxBacklog = 1024
 
 // SubscribeRun implements EventBus.
 func (b *MemoryBus) SubscribeRun(ctx context.Context, runID string) *Subscription {
+	return b.subscribe(ctx, runID, false)
+}
+
+// SubscribeRunDirect implements DirectSubscriber: a subscription like
+// SubscribeRun's, without its goroutine.
+func (b *MemoryBus) SubscribeRunDirect(ctx context.Context, runID string) *Subscription {
+	return b.subscribe(ctx, runID, true)
+}
+
+func (b *MemoryBus) subscribe(ctx context.Context, runID string, direct bool) *Subscription {
 	buf, maxBytes := b.Buffer, b.MaxVolatileBytes
 	if buf <= 0 {
 		buf = DefaultSubscriberBuffer
@@ -128,8 +138,11 @@ func (b *MemoryBus) SubscribeRun(ctx context.Context, runID string) *Subscriptio
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxVolatileBytes
 	}
-	out := make(chan DelegationEvent, 16)
-	s := &Subscription{C: out, out: out, buffer: buf, maxBytes: maxBytes, wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
+	s := &Subscription{buffer: buf, maxBytes: maxBytes, wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}), direct: direct}
+	if !direct {
+		out := make(chan DelegationEvent, 16)
+		s.C, s.out = out, out
+	}
 	b.mu.Lock()
 	r := b.run(runID)
 	if !r.subscribed {
@@ -145,14 +158,33 @@ func (b *MemoryBus) SubscribeRun(ctx context.Context, runID string) *Subscriptio
 		r.subs[s] = struct{}{}
 	}
 	b.mu.Unlock()
-	go s.dispatch(ctx, func() {
+	unregister := func() {
 		b.mu.Lock()
 		if r := b.runs[runID]; r != nil {
 			delete(r.subs, s)
 		}
 		b.mu.Unlock()
-	})
+	}
+	if direct {
+		// No goroutine: the reader's TryNext observes the end; ctx ends
+		// the subscription through an AfterFunc (which starts a goroutine
+		// only when ctx ends, and is stopped by Close).
+		s.unregister = sync.OnceFunc(unregister)
+		s.stopCtx = context.AfterFunc(ctx, s.Close)
+		close(s.stopped)
+		return s
+	}
+	go s.dispatch(ctx, unregister)
 	return s
+}
+
+// DirectSubscriber is implemented by buses whose subscriptions can be read
+// without a goroutine of their own (MemoryBus). Such a subscription has no
+// C: its single reader calls TryNext until it reports nothing, and waits on
+// Ready in between. A reader saves one goroutine per subscription and one
+// hand-off per event (docs/design.md#the-bus).
+type DirectSubscriber interface {
+	SubscribeRunDirect(ctx context.Context, runID string) *Subscription
 }
 
 // CloseRun implements EventBus.
@@ -178,7 +210,9 @@ func (b *MemoryBus) CloseRun(runID string) {
 
 // Subscription is one subscriber's ordered view of a run's events. C is
 // closed when the subscription ends; its owner goroutine (started by
-// SubscribeRun) is the only closer.
+// SubscribeRun) is the only closer. A direct subscription
+// (SubscribeRunDirect) has no C and no goroutine: it is read with TryNext
+// and Ready.
 type Subscription struct {
 	C <-chan DelegationEvent
 
@@ -197,6 +231,47 @@ type Subscription struct {
 	done    chan struct{} // Close was called
 	once    sync.Once
 	stopped chan struct{}
+
+	// A direct subscription's end: ended is set by Close (or its ctx) and
+	// once the run was closed and everything queued was read.
+	direct     bool
+	ended      bool
+	unregister func()
+	stopCtx    func() bool
+}
+
+// Ready returns a channel that receives when a direct subscription may
+// have an event (or has ended) for TryNext. Nil for a subscription read
+// through C.
+func (s *Subscription) Ready() <-chan struct{} {
+	if !s.direct {
+		return nil
+	}
+	return s.wake
+}
+
+// TryNext returns a direct subscription's next event without blocking: ok
+// is false when none is queued, and end is true when none will come any
+// more (the run was closed and everything was read, or the subscription
+// was closed). A subscription read through C always reports end.
+func (s *Subscription) TryNext() (ev DelegationEvent, ok, end bool) {
+	if !s.direct {
+		return DelegationEvent{}, false, true
+	}
+	s.mu.Lock()
+	if !s.ended {
+		if ev, ok, closing := s.popLocked(); ok {
+			s.mu.Unlock()
+			return ev, true, false
+		} else if !closing {
+			s.mu.Unlock()
+			return DelegationEvent{}, false, false
+		}
+		s.ended = true
+	}
+	s.mu.Unlock()
+	s.unregister()
+	return DelegationEvent{}, false, true
 }
 
 // Dropped returns how many text deltas this subscriber lost in total.
@@ -209,7 +284,17 @@ func (s *Subscription) Dropped() int {
 // Close ends the subscription now, discarding what is queued, and waits for
 // its goroutine to stop.
 func (s *Subscription) Close() {
-	s.once.Do(func() { close(s.done) })
+	s.once.Do(func() {
+		close(s.done)
+		if s.direct {
+			s.stopCtx()
+			s.mu.Lock()
+			s.ended, s.queue = true, nil
+			s.mu.Unlock()
+			s.unregister()
+			s.signal()
+		}
+	})
 	<-s.stopped
 }
 
@@ -230,6 +315,9 @@ func (s *Subscription) closeAfterDrain() {
 func (s *Subscription) push(ev DelegationEvent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
 	if ev.Kind.Volatile() {
 		if len(s.queue) >= s.buffer && s.coalesce(ev) {
 			s.signal()
@@ -275,12 +363,20 @@ func (s *Subscription) coalesce(ev DelegationEvent) bool {
 func (s *Subscription) pop() (DelegationEvent, bool, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.popLocked()
+}
+
+func (s *Subscription) popLocked() (DelegationEvent, bool, bool) {
 	if len(s.queue) == 0 {
 		return DelegationEvent{}, false, s.closing
 	}
 	ev := s.queue[0]
 	s.queue[0] = DelegationEvent{}
-	s.queue = s.queue[1:]
+	if len(s.queue) == 1 {
+		s.queue = s.queue[:0] // emptied: reuse the backing array from its start
+	} else {
+		s.queue = s.queue[1:]
+	}
 	if ev.Kind.Volatile() {
 		s.volBytes -= len(ev.Delta)
 	}

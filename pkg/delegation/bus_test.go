@@ -7,11 +7,26 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 func drain(t *testing.T, s *Subscription) []DelegationEvent {
 	t.Helper()
 	var out []DelegationEvent
+	if s.C == nil { // a direct subscription
+		for {
+			ev, ok, end := s.TryNext()
+			switch {
+			case end:
+				return out
+			case ok:
+				out = append(out, ev)
+			default:
+				<-s.Ready()
+			}
+		}
+	}
 	for ev := range s.C {
 		out = append(out, ev)
 	}
@@ -269,4 +284,77 @@ func TestBusCoalescingNeverCrossesEventsOfTheDelegation(t *testing.T) {
 	if s.Dropped() != 0 {
 		t.Errorf("dropped %d deltas within the byte bound", s.Dropped())
 	}
+}
+
+// A direct subscription (SubscribeRunDirect) delivers what SubscribeRun's
+// channel does, in order and under the same lanes (a channel subscription's
+// goroutine may move events out of the queue before they coalesce, so the
+// two are compared by what they must both keep), and ends the same ways
+// (the run closed and drained, its context, Close), without a goroutine of
+// its own.
+func TestBusDirectSubscriptionMatchesChannel(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	run := func(direct bool) (nonDelta string, deltaChunks int) {
+		b := &MemoryBus{Buffer: 8, MaxVolatileBytes: 256}
+		b.Publish(ev("d0", DelegationStarted)) // before any subscriber: the backlog
+		var s *Subscription
+		if direct {
+			s = b.SubscribeRunDirect(context.Background(), "run")
+		} else {
+			s = b.SubscribeRun(context.Background(), "run")
+		}
+		b.Publish(ev("d1", DelegationStarted))
+		for i := range 300 {
+			b.Publish(delta("d1", "m", "0123456789"))
+			if i == 100 {
+				b.Publish(ev("d1", DelegationInputRequired))
+			}
+		}
+		b.Publish(DelegationEvent{RunID: "run", DelegationID: "d1", Kind: DelegationStatus, Status: "working"})
+		b.Publish(DelegationEvent{RunID: "run", DelegationID: "d1", Kind: DelegationStatus, Status: "working"})
+		b.Publish(ev("d1", DelegationFinished))
+		b.CloseRun("run")
+		var out strings.Builder
+		for _, e := range drain(t, s) {
+			switch {
+			case e.Kind == DelegationTextDelta:
+				deltaChunks += len(e.Delta) / 10
+			case e.Status == StatusStreamDropped:
+				deltaChunks += e.Raw["dropped"].(int)
+			default:
+				fmt.Fprintf(&out, "%s:%s:%s ", e.DelegationID, e.Kind, e.Status)
+			}
+		}
+		s.Close()
+		return out.String(), deltaChunks
+	}
+	dEvents, dChunks := run(true)
+	cEvents, cChunks := run(false)
+	want := "d0:subagent.started: d1:subagent.started: d1:subagent.input_required: d1:subagent.status:working d1:subagent.finished: "
+	if dEvents != want || cEvents != want {
+		t.Errorf("events besides deltas:\ndirect  %s\nchannel %s\nwant    %s", dEvents, cEvents, want)
+	}
+	if dChunks != 300 || cChunks != 300 {
+		t.Errorf("deltas delivered or reported dropped: direct %d, channel %d, want 300", dChunks, cChunks)
+	}
+
+	b := NewMemoryBus()
+	ctx, cancel := context.WithCancel(context.Background())
+	s1 := b.SubscribeRunDirect(ctx, "run")
+	s2 := b.SubscribeRunDirect(context.Background(), "run")
+	b.Publish(ev("d1", DelegationStarted))
+	cancel()
+	drain(t, s1) // ends once its context's end is seen
+	s2.Close()
+	if _, ok, end := s2.TryNext(); ok || !end {
+		t.Errorf("after Close: ok=%v end=%v", ok, end)
+	}
+	b.Publish(ev("d1", DelegationFinished)) // no subscriber left
+	b.mu.Lock()
+	n := len(b.runs["run"].subs)
+	b.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d subscriptions still registered after their end", n)
+	}
+	b.CloseRun("run")
 }

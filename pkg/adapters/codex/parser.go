@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/pkg/adapters/internal/clibase"
@@ -229,7 +230,7 @@ func toolResult(it *item) (string, bool) {
 	return strings.Join(parts, "\n"), it.Status == "failed"
 }
 
-var statusRe = regexp.MustCompile(`\b(?:status:?|status code:?)\s*([1-5][0-9]{2})\b|\b([45][0-9]{2}) (?:Unauthorized|Forbidden|Too Many Requests|Internal Server Error|Bad Gateway|Service Unavailable|Bad Request|Not Found|Gateway Timeout)`)
+var statusRe = lazyRegexp(`\b(?:status:?|status code:?)\s*([1-5][0-9]{2})\b|\b([45][0-9]{2}) (?:Unauthorized|Forbidden|Too Many Requests|Internal Server Error|Bad Gateway|Service Unavailable|Bad Request|Not Found|Gateway Timeout)`)
 
 var modelErrorHints = []string{"unexpected status", "high demand", "stream disconnected", "retry limit", "rate limit",
 	"usage limit", "quota", "overloaded", "model", "provider", "responses", "api"}
@@ -239,7 +240,7 @@ var modelErrorHints = []string{"unexpected status", "high demand", "stream disco
 // else FailureAgent.
 func classify(msg string) *agentadaptor.Failure {
 	f := &agentadaptor.Failure{Code: agentadaptor.FailureAgent, Message: msg}
-	if m := statusRe.FindStringSubmatch(msg); m != nil {
+	if m := statusRe().FindStringSubmatch(msg); m != nil {
 		s := m[1]
 		if s == "" {
 			s = m[2]
@@ -291,4 +292,11 @@ func (p *Parser) Finish(exit agentadaptor.ExitStatus, emit agentadaptor.Emitter)
 		out.Failure = &agentadaptor.Failure{Code: agentadaptor.FailureProtocol, Message: "codex exited without turn.completed"}
 	}
 	return out
+}
+
+// lazyRegexp compiles expr on first use: a process that never uses a
+// pattern (the scripted agent re-executing this binary, a CLI command)
+// does not pay for it at start.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/pkg/adapters/internal/clibase"
@@ -40,6 +43,56 @@ type Config struct {
 type Adapter struct {
 	cfg  Config
 	name string
+	// checked remembers the scenario files that validated, by identity
+	// (path, size, modification time), so that a run re-reads a file only
+	// when it changed.
+	checked *scenarioCache
+}
+
+type scenarioCache struct {
+	mu    sync.Mutex
+	files map[string]fileStamp
+}
+
+type fileStamp struct {
+	size  int64
+	mtime time.Time
+	ino   uint64
+}
+
+func stampOf(fi os.FileInfo) fileStamp {
+	st := fileStamp{size: fi.Size(), mtime: fi.ModTime()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.ino = sys.Ino
+	}
+	return st
+}
+
+// validate loads the scenario at path unless the same file validated
+// before.
+func (c *scenarioCache) validate(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		_, err = LoadScenario(path)
+		return err
+	}
+	st := stampOf(fi)
+	c.mu.Lock()
+	known, ok := c.files[path]
+	c.mu.Unlock()
+	if ok && known == st {
+		return nil
+	}
+	if _, err := LoadScenario(path); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if len(c.files) >= 64 {
+		clear(c.files)
+	}
+	c.files[path] = st
+	c.mu.Unlock()
+	return nil
 }
 
 // New returns a scripted adapter. It validates the default scenario now, so a
@@ -54,7 +107,7 @@ func New(cfg Config) (*Adapter, error) {
 			return nil, err
 		}
 	}
-	return &Adapter{cfg: cfg, name: Name}, nil
+	return &Adapter{cfg: cfg, name: Name, checked: &scenarioCache{files: map[string]fileStamp{}}}, nil
 }
 
 // Named returns a copy of a registered under another name, so one SDK can
@@ -68,9 +121,15 @@ func (a *Adapter) Named(name string) *Adapter {
 // Name implements agentadaptor.Adapter.
 func (a *Adapter) Name() string { return a.name }
 
-// Prepare implements agentadaptor.Adapter: it validates the run's scenario,
-// writes it and the MCP configuration into the run's temp dir and builds the
-// agent's command line. No secret is written: MCP headers keep ${VAR}.
+// TempDirOnDemand implements agentadaptor.TempDirOnDemand: a run needs a
+// temp dir only for an inline scenario.
+func (a *Adapter) TempDirOnDemand() {}
+
+// Prepare implements agentadaptor.Adapter: it validates the run's scenario
+// (a file only when it changed since it last validated), writes an inline
+// scenario into the run's temp dir and builds the agent's command line,
+// which carries the MCP configuration as JSON, as Claude Code's
+// --mcp-config accepts it. No secret is written: MCP headers keep ${VAR}.
 func (a *Adapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (*agentadaptor.Invocation, error) {
 	exe := a.cfg.Executable
 	if exe == "" {
@@ -84,7 +143,7 @@ func (a *Adapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (
 		scenarioPath = a.cfg.Scenario
 	}
 	if scenarioPath != "" {
-		if _, err := LoadScenario(scenarioPath); err != nil {
+		if err := a.checked.validate(scenarioPath); err != nil {
 			return nil, &agentadaptor.ConfigError{Field: "scripted scenario", Reason: "invalid", Err: err}
 		}
 	} else {
@@ -94,20 +153,20 @@ func (a *Adapter) Prepare(_ context.Context, req *agentadaptor.AdapterRequest) (
 		if _, err := ParseScenario("", a.cfg.ScenarioData); err != nil {
 			return nil, &agentadaptor.ConfigError{Field: "scripted scenario", Reason: "invalid", Err: err}
 		}
-		scenarioPath = filepath.Join(req.TempDir, "scenario.yaml")
+		dir, err := req.MakeTempDir()
+		if err != nil {
+			return nil, err
+		}
+		scenarioPath = filepath.Join(dir, "scenario.yaml")
 		if err := os.WriteFile(scenarioPath, a.cfg.ScenarioData, 0o600); err != nil {
 			return nil, err
 		}
 	}
-	mcpPath := filepath.Join(req.TempDir, "mcp.json")
-	data, err := json.MarshalIndent(mcpjson.Build(req.MCPServers), "", "  ")
+	data, err := json.Marshal(mcpjson.Build(req.MCPServers))
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(mcpPath, data, 0o600); err != nil {
-		return nil, err
-	}
-	args := []string{"--scenario", scenarioPath, "--mcp-config", mcpPath, "--prompt", req.Prompt}
+	args := []string{"--scenario", scenarioPath, "--mcp-config", string(data), "--prompt", req.Prompt}
 	if req.Streaming {
 		args = append(args, "--stream")
 	}

@@ -57,7 +57,7 @@ func RunAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("scripted-agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	scenarioPath := fs.String("scenario", "", "scenario file (YAML or JSON)")
-	mcpPath := fs.String("mcp-config", "", "MCP configuration file (Claude's --mcp-config shape)")
+	mcpPath := fs.String("mcp-config", "", "MCP configuration: a file or the JSON itself (Claude's --mcp-config shape)")
 	prompt := fs.String("prompt", "", "the user's prompt")
 	stream := fs.Bool("stream", false, "stream text as deltas")
 	sessionID := fs.String("session-id", "", "start a new session with this id")

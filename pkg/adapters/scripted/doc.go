@@ -14,7 +14,8 @@
 //
 // The child is a real process (the host binary re-executed with
 // AGENTADAPTOR_SCRIPTED_AGENT=1; see [MaybeRunAgent]) that reads its MCP
-// configuration from a per-run file the way Claude Code reads --mcp-config,
+// configuration from --mcp-config the way Claude Code does (the adapter
+// passes the JSON itself, so a run writes no file),
 // expands ${VAR} header references from its own environment, connects to every
 // MCP server with the official MCP Go SDK client (stdio or streamable HTTP),
 // and makes real tools/call requests carrying its tool call id in

@@ -18,9 +18,17 @@ type (
 	mcpServer = mcpjson.Server
 )
 
+// readMCPConfig reads --mcp-config: a file, or (as Claude Code accepts
+// it) the JSON document itself.
 func readMCPConfig(path string) (mcpConfig, error) {
 	var cfg mcpConfig
 	if path == "" {
+		return cfg, nil
+	}
+	if strings.HasPrefix(strings.TrimSpace(path), "{") {
+		if err := json.Unmarshal([]byte(path), &cfg); err != nil {
+			return cfg, fmt.Errorf("mcp config: %w", err)
+		}
 		return cfg, nil
 	}
 	data, err := os.ReadFile(path)

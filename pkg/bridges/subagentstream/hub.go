@@ -65,6 +65,10 @@ type hubStream struct {
 	owner   string
 	clients int
 	grace   *time.Timer
+	// handle is the run, while it may still need cancelling (nil once
+	// the stream ended); expire forgets the ended stream after Retention.
+	handle *agentadaptor.RunHandle
+	expire *time.Timer
 }
 
 // NewHub returns a Hub reading delegation events from bus.
@@ -97,6 +101,9 @@ func (h *Hub) Close() {
 	for _, st := range h.streams {
 		if st.grace != nil {
 			st.grace.Stop()
+		}
+		if st.expire != nil {
+			st.expire.Stop()
 		}
 	}
 	h.mu.Unlock()
@@ -158,32 +165,43 @@ func (h *Hub) Start(handle *agentadaptor.RunHandle, threadID, runID string) *Str
 }
 
 func (h *Hub) start(handle *agentadaptor.RunHandle, threadID, runID, owner string) *Stream {
-	sub := h.bus.SubscribeRun(h.ctx, handle.RunID())
-	st := &hubStream{Stream: newStream(h.ctx, handle, sub, threadID, runID, h.opts.Stream), owner: owner}
+	var sub *delegation.Subscription
+	if ds, ok := h.bus.(delegation.DirectSubscriber); ok {
+		sub = ds.SubscribeRunDirect(h.ctx, handle.RunID())
+	} else {
+		sub = h.bus.SubscribeRun(h.ctx, handle.RunID())
+	}
+	st := &hubStream{Stream: newStream(handle, threadID, runID, h.opts.Stream), owner: owner, handle: handle}
 	h.mu.Lock()
 	h.streams[runID] = st
 	h.mu.Unlock()
-	h.wg.Go(func() {
-		select {
-		case <-st.Done():
-		case <-h.ctx.Done():
-			return
-		}
-		h.bus.CloseRun(handle.RunID())
-		// Keep the ended stream for reconnects, then forget it.
-		t := time.NewTimer(h.opts.Retention)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-h.ctx.Done():
-		}
+	h.wg.Add(1)
+	st.start(h.ctx, handle, sub, func() {
+		defer h.wg.Done()
+		h.ended(runID, st)
+	})
+	return st.Stream
+}
+
+// ended runs on a stream's merge goroutine when it is done: the run's bus
+// stream closes, the run handle is let go (an ended stream keeps only its
+// replay log), and the stream is forgotten after Retention by a timer
+// rather than a waiting goroutine (Close stops the timers).
+func (h *Hub) ended(runID string, st *hubStream) {
+	if h.ctx.Err() != nil {
+		return // Close: nothing to keep
+	}
+	h.bus.CloseRun(st.SDKRunID())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st.handle = nil
+	st.expire = time.AfterFunc(h.opts.Retention, func() {
 		h.mu.Lock()
+		defer h.mu.Unlock()
 		if h.streams[runID] == st {
 			delete(h.streams, runID)
 		}
-		h.mu.Unlock()
 	})
-	return st.Stream
 }
 
 // ServeRun implements sse.SubagentBus: it streams a freshly started run.
@@ -305,41 +323,35 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, runID string, sub *S
 	_ = rc.Flush()
 	enc := sse.NewEncoder(w)
 	ctx := r.Context()
-	frames := make(chan *Frame)
-	errc := make(chan error, 1)
-	readCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() {
-		defer close(frames)
-		for {
-			f, err := sub.Next(readCtx)
-			if err != nil {
-				errc <- err
-				return
-			}
-			select {
-			case frames <- f:
-			case <-readCtx.Done():
-				return
-			}
-		}
-	}()
 	tick := time.NewTicker(h.opts.KeepAlive)
 	defer tick.Stop()
+	// The request goroutine drains the subscriber itself (no reader
+	// goroutine, no hand-off per frame): it writes every queued frame, then
+	// flushes once. A frame is never held back: the flush happens as soon
+	// as the queue is empty, so a batch costs one write system call and a
+	// lone frame is as fast as before. The batch is bounded by the response
+	// writer's buffer, which writes through when full
+	// (docs/design.md#backpressure).
 	for {
-		select {
-		case f, ok := <-frames:
-			if !ok {
-				return
+		wrote := false
+		for {
+			f, eof := sub.take()
+			if f == nil {
+				if wrote && rc.Flush() != nil {
+					return
+				}
+				if eof {
+					return
+				}
+				break
 			}
 			if enc.WriteFrame(f.ID, f.Data) != nil {
 				return
 			}
-			if sub.Pending() == 0 || len(frames) == 0 {
-				if rc.Flush() != nil {
-					return
-				}
-			}
+			wrote = true
+		}
+		select {
+		case <-sub.wake:
 		case <-tick.C:
 			if enc.WriteComment("keep-alive") != nil || rc.Flush() != nil {
 				return
@@ -379,6 +391,9 @@ func (h *Hub) detach(runID string) {
 	default:
 	}
 	handle := st.handle
+	if handle == nil {
+		return
+	}
 	st.grace = time.AfterFunc(h.opts.ReconnectGrace, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

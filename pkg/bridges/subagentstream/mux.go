@@ -133,10 +133,26 @@ type Frame struct {
 	delta      *deltaInfo
 }
 
-// deltaInfo makes a subagent text delta frame coalescable.
+// deltaInfo makes a subagent text delta frame coalescable: reframe
+// encodes the delta with other text, from id and ts on the direct path
+// (encode.go), with rebuild on the general one.
 type deltaInfo struct {
 	delegationID, messageID, text string
+	id                            *identity
+	ts                            int64
 	rebuild                       func(text string) events.Event
+}
+
+// reframe returns the frame of the same delta event carrying text.
+func (d *deltaInfo) reframe(s *Stream, text string) *Frame {
+	if d.id != nil {
+		return fastDeltaFrame(d.ts, d.id, d.messageID, text)
+	}
+	f := s.frame(d.rebuild(text))
+	if f != nil {
+		f.delta = &deltaInfo{delegationID: d.delegationID, messageID: d.messageID, text: text, rebuild: d.rebuild}
+	}
+	return f
 }
 
 // group is one delegation as the mux sees it.
@@ -154,6 +170,19 @@ type group struct {
 	// delegation (raw continue_tool_call_id of its input_provided events):
 	// their results wait for it like the first call's.
 	continuations map[string]bool
+	// ident is the identity of the last directly encoded event, shared by
+	// the following ones while it stays the same.
+	ident *identity
+}
+
+// identityFor returns ev's identity, reusing the group's when unchanged
+// (no allocation then).
+func (g *group) identityFor(runID string, ev *delegation.DelegationEvent) *identity {
+	if g.ident == nil || !g.ident.is(runID, ev) {
+		id := identityOf(runID, ev)
+		g.ident = &id
+	}
+	return g.ident
 }
 
 // Stream merges one run's parent events and delegation events into one
@@ -165,7 +194,6 @@ type Stream struct {
 	threadID string
 	runID    string // AG-UI runId
 	sdkRunID string
-	handle   *agentadaptor.RunHandle
 
 	mu       sync.Mutex
 	log      []*Frame
@@ -189,20 +217,32 @@ type Stream struct {
 	continued  map[string]string // continuing tool call id -> delegation id
 }
 
-func newStream(ctx context.Context, h *agentadaptor.RunHandle, sub *delegation.Subscription, threadID, runID string, opts Options) *Stream {
+// newStream returns the stream of a started run; start begins merging it.
+func newStream(h *agentadaptor.RunHandle, threadID, runID string, opts Options) *Stream {
 	opts.defaults()
-	s := &Stream{
-		opts: opts, threadID: threadID, runID: runID, sdkRunID: h.RunID(), handle: h,
+	return &Stream{
+		opts: opts, threadID: threadID, runID: runID, sdkRunID: h.RunID(),
 		base: newOpenState(), firstID: 1, subs: map[*Subscriber]struct{}{}, done: make(chan struct{}),
 		groups: map[string]*group{}, seenParent: map[string]bool{}, continued: map[string]string{},
 	}
-	tr := opts.Translator
-	tr.ThreadID, tr.RunID = threadID, runID
+}
+
+// start runs the merge goroutine over the run's payloads and its bus
+// subscription until the stream ends (or ctx does); ended, if set, is
+// called on that goroutine as its last act, before Done is closed.
+func (s *Stream) start(ctx context.Context, h *agentadaptor.RunHandle, sub *delegation.Subscription, ended func()) {
+	tr := s.opts.Translator
+	tr.ThreadID, tr.RunID = s.threadID, s.runID
 	if tr.Clock == nil {
-		tr.Clock = opts.Clock
+		tr.Clock = s.opts.Clock
 	}
-	go s.merge(ctx, h.StreamEvents(), sub, agui.NewTranslator(tr))
-	return s
+	go func() {
+		defer close(s.done)
+		if ended != nil {
+			defer ended()
+		}
+		s.merge(ctx, h.StreamEvents(), sub, agui.NewTranslator(tr))
+	}()
 }
 
 // Done is closed when the stream has emitted its terminal event (or its
@@ -213,9 +253,26 @@ func (s *Stream) Done() <-chan struct{} { return s.done }
 func (s *Stream) RunID() string { return s.runID }
 
 func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamPayload, sub *delegation.Subscription, tr *agui.Translator) {
-	defer close(s.done)
+	defer s.forgetMergeState()
 	defer sub.Close()
+	// The bus subscription is read directly from its queue when the bus
+	// offers that (delegation.DirectSubscriber: no goroutine, no hand-off
+	// per event), otherwise through its channel.
 	var bus <-chan delegation.DelegationEvent = sub.C
+	ready := sub.Ready()
+	drainDirect := func() {
+		for ready != nil {
+			ev, ok, end := sub.TryNext()
+			if end {
+				ready = nil
+				return
+			}
+			if !ok {
+				return
+			}
+			s.onDelegation(ev)
+		}
+	}
 	var timer *time.Timer
 	var timerC <-chan time.Time
 	defer func() {
@@ -230,6 +287,9 @@ func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamP
 		// Delegation events published before a parent event was even
 		// produced must come first: drain the bus before each parent event.
 		drained := !started
+		if started && ready != nil {
+			drainDirect()
+		}
 		for !drained {
 			select {
 			case ev, ok := <-bus:
@@ -256,9 +316,9 @@ func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamP
 		if tr.Done() {
 			in = nil
 		}
-		busC := bus
+		busC, readyC := bus, ready
 		if !started {
-			busC = nil
+			busC, readyC = nil, nil
 		}
 		select {
 		case p, ok := <-in:
@@ -279,6 +339,8 @@ func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamP
 				continue
 			}
 			s.onDelegation(ev)
+		case <-readyC:
+			drainDirect()
 		case <-timerC:
 			timer, timerC = nil, nil
 			if !s.opts.Clock().Before(s.holdUntil) {
@@ -290,6 +352,14 @@ func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamP
 		}
 	}
 	s.finish()
+}
+
+// forgetMergeState drops what only the merge goroutine used, once it is
+// done: an ended stream kept for reconnects holds its replay log and
+// little else.
+func (s *Stream) forgetMergeState() {
+	s.groups, s.order, s.pending, s.unclaimed, s.held = nil, nil, nil, nil, nil
+	s.seenParent, s.continued = nil, nil
 }
 
 func (s *Stream) finish() {
@@ -530,8 +600,13 @@ func (s *Stream) emitDelegation(g *group, ev delegation.DelegationEvent) {
 	if name == "" {
 		name = "subagent.unknown"
 	}
+	synthesized := ev.Raw != nil && ev.Raw["synthesized"] == true
+	if fastEncodable(&ev, s.opts.Mode, s.opts.IncludeRaw) {
+		s.emitFast(g, &ev, name, at, synthesized)
+		return
+	}
 	value := Value(ev, s.runID, s.opts.IncludeRaw)
-	if ev.Raw != nil && ev.Raw["synthesized"] == true {
+	if synthesized {
 		value["synthesized"] = true
 	}
 	custom := func() events.Event {
@@ -578,6 +653,36 @@ func (s *Stream) emitDelegation(g *group, ev delegation.DelegationEvent) {
 		}
 	default:
 		s.emitDelegationCustom(ev, custom)
+	}
+}
+
+// emitFast emits a delegation event encoded directly (encode.go), in
+// ModeCustom or ModeToolNested.
+func (s *Stream) emitFast(g *group, ev *delegation.DelegationEvent, name string, at time.Time, synthesized bool) {
+	callID := ""
+	if s.opts.Mode == ModeToolNested {
+		callID = "subagent-" + ev.DelegationID
+		if ev.Kind == delegation.DelegationStarted {
+			s.emitNow(events.NewToolCallStartEvent(callID, "subagent:"+ev.AgentKey))
+		}
+	}
+	id := g.identityFor(s.runID, ev)
+	ts := at.UnixMilli()
+	var f *Frame
+	if ev.Kind == delegation.DelegationTextDelta {
+		f = fastDeltaFrame(ts, id, ev.RemoteMessageID, ev.Delta)
+	} else {
+		f = fastFrame(name, ts, id, ev.RemoteMessageID, ev.Delta, synthesized)
+	}
+	s.append(f)
+	if callID != "" && ev.Kind.Terminal() {
+		value := Value(*ev, s.runID, s.opts.IncludeRaw)
+		if synthesized {
+			value["synthesized"] = true
+		}
+		s.emitNow(events.NewToolCallEndEvent(callID))
+		res, _ := json.Marshal(value)
+		s.emitNow(events.NewToolCallResultEvent("result-"+callID, callID, string(res)))
 	}
 }
 

@@ -145,12 +145,11 @@ func (sub *Subscriber) coalesce(f *Frame) bool {
 			return false
 		}
 		merged := q.delta.text + d.text
-		nf := sub.s.frame(d.rebuild(merged))
+		nf := d.reframe(sub.s, merged)
 		if nf == nil {
 			return false
 		}
 		nf.ID = f.ID
-		nf.delta = &deltaInfo{delegationID: d.delegationID, messageID: d.messageID, text: merged, rebuild: d.rebuild}
 		sub.volBytes += len(d.text)
 		sub.queue = append(sub.queue[:i], sub.queue[i+1:]...)
 		sub.queue = append(sub.queue, nf)
@@ -201,24 +200,37 @@ func (sub *Subscriber) Pending() int {
 	return len(sub.queue)
 }
 
+// take returns the next queued frame without blocking; nil when there is
+// none, with eof when none will come any more. After a nil frame without
+// eof, sub.wake fires when there may be one.
+func (sub *Subscriber) take() (f *Frame, eof bool) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if len(sub.queue) == 0 {
+		return nil, sub.ended || sub.closed
+	}
+	f = sub.queue[0]
+	sub.queue[0] = nil
+	if len(sub.queue) == 1 {
+		sub.queue = sub.queue[:0] // emptied: reuse the backing array from its start
+	} else {
+		sub.queue = sub.queue[1:]
+	}
+	if f.delta != nil {
+		sub.volBytes -= len(f.delta.text)
+	}
+	return f, false
+}
+
 // Next returns the next frame, blocking until there is one. It returns
 // io.EOF after the stream's last frame, and ctx's error if ctx ends first.
 func (sub *Subscriber) Next(ctx context.Context) (*Frame, error) {
 	for {
-		sub.mu.Lock()
-		if len(sub.queue) > 0 {
-			f := sub.queue[0]
-			sub.queue[0] = nil
-			sub.queue = sub.queue[1:]
-			if f.delta != nil {
-				sub.volBytes -= len(f.delta.text)
-			}
-			sub.mu.Unlock()
+		f, eof := sub.take()
+		if f != nil {
 			return f, nil
 		}
-		ended, closed := sub.ended, sub.closed
-		sub.mu.Unlock()
-		if ended || closed {
+		if eof {
 			return nil, io.EOF
 		}
 		select {

@@ -153,7 +153,7 @@ func NewClientFromCard(ctx context.Context, card *Card, opts Options) (*Client, 
 
 	factory := a2aclient.NewFactory(
 		a2aclient.WithDefaultsDisabled(),
-		a2aclient.WithJSONRPCTransport(hc),
+		a2aclient.WithTransport(sdk.TransportProtocolJSONRPC, jsonrpcStreamTransport(hc)),
 		a2aclient.WithRESTTransport(hc),
 		a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: hc}),
 		a2av0.WithRESTTransport(a2av0.RESTTransportConfig{Client: hc}),

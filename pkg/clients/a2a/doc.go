@@ -44,6 +44,10 @@
 //     cancel, with tenant and history length carried to the wire ([Client]).
 //   - Stream reading with exactly-one-terminal semantics ([Stream]) and
 //     terminal/interrupted state helpers ([IsTerminal], [IsInterrupted]).
+//     A 1.0 JSON-RPC stream is read here rather than by a2a-go (a small
+//     buffer, artifact updates decoded in one pass, everything else exactly
+//     as a2a-go decodes it), on the consumer's goroutine (iter.Pull): no
+//     goroutine and no hand-off per event (docs/design.md#layering).
 //   - Recovery of a cut stream by resubscribing or polling ([RecoverTask]).
 //   - Credentials from host auth references ("env:NAME", "file:/path") sent as
 //     a bearer token only to the card's own origin ([ResolveAuthRef]); the

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -81,7 +82,7 @@ func DeclaredSchemes(card *Card) []string {
 			d = "apiKey"
 		case sdk.HTTPAuthSecurityScheme:
 			d = "http " + strings.ToLower(v.Scheme)
-			if !authSchemeWord.MatchString(strings.ToLower(v.Scheme)) {
+			if !authSchemeWord().MatchString(strings.ToLower(v.Scheme)) {
 				d = "http"
 			}
 		case sdk.OAuth2SecurityScheme:
@@ -101,7 +102,7 @@ func DeclaredSchemes(card *Card) []string {
 	return out
 }
 
-var authSchemeWord = regexp.MustCompile(`^[a-z0-9-]{1,32}$`)
+var authSchemeWord = lazyRegexp(`^[a-z0-9-]{1,32}$`)
 
 func flowName(f sdk.OAuthFlows) string {
 	switch f.(type) {
@@ -264,4 +265,11 @@ func fetchCredential(opts Options) (*Credential, error) {
 		return nil, opts.Auth.Validate()
 	}
 	return authScope.ResolveAuth(*opts.Auth, authref.ResolveOptions{HTTPClient: opts.HTTPClient, Secrets: opts.Secrets})
+}
+
+// lazyRegexp compiles expr on first use: a process that never uses a
+// pattern (the scripted agent re-executing this binary, a CLI command)
+// does not pay for it at start.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

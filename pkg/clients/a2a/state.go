@@ -79,6 +79,9 @@ func IsTerminalEvent(ev Event) bool {
 
 // TextOf concatenates the text parts of parts.
 func TextOf(parts []*Part) string {
+	if len(parts) == 1 && parts[0] != nil {
+		return parts[0].Text() // one part (a streamed chunk): no copy
+	}
 	var b strings.Builder
 	for _, p := range parts {
 		if p != nil {

@@ -60,15 +60,18 @@ type streamItem struct {
 // calling Close ends the stream; neither cancels the remote task.
 //
 // Next, Event and Err are for one consumer goroutine; Close may be called
-// from any goroutine. The stream's single background goroutine reads the
-// HTTP response and exits when the stream ends or is closed.
+// from any goroutine. The HTTP response is read on the consumer's goroutine
+// (an iter.Pull coroutine, no goroutine of its own and no hand-off per
+// event); Close cancels the read and waits for it to return.
 type Stream struct {
 	op        string
 	callerCtx context.Context
 	ctx       context.Context
 	cancel    context.CancelFunc
-	items     chan streamItem
-	done      chan struct{}
+	pullMu    sync.Mutex // held while pulling and stopping the events
+	pull      func() (Event, error, bool)
+	stopPull  func()
+	pulled    bool // the events are exhausted or stopped
 	rec       *callRecord
 	secret    string
 	opts      StreamOptions
@@ -96,11 +99,9 @@ func newStream(ctx context.Context, op string, secret string, opts StreamOptions
 	sctx, rec := withCallRecord(sctx)
 	s := &Stream{
 		op: op, callerCtx: ctx, ctx: sctx, cancel: cancel,
-		items: make(chan streamItem), done: make(chan struct{}),
 		rec: rec, secret: secret, opts: opts, seen: map[[32]byte]struct{}{},
 	}
-	seq := start(sctx)
-	go s.pump(seq)
+	s.pull, s.stopPull = iter.Pull2(start(sctx))
 	// Wait for the first event so connection, auth and not-found errors
 	// are returned by the call itself.
 	if !s.advance() {
@@ -115,18 +116,20 @@ func newStream(ctx context.Context, op string, secret string, opts StreamOptions
 	return s, nil
 }
 
-func (s *Stream) pump(seq iter.Seq2[Event, error]) {
-	defer close(s.done)
-	for ev, err := range seq {
-		select {
-		case s.items <- streamItem{ev, err}:
-		case <-s.ctx.Done():
-			return
-		}
-		if err != nil {
-			return
-		}
+// next pulls the next event from the HTTP stream (got is false once it
+// ended or was stopped). An error is the stream's last item.
+func (s *Stream) next() (it streamItem, got bool) {
+	s.pullMu.Lock()
+	defer s.pullMu.Unlock()
+	if s.pulled {
+		return it, false
 	}
+	ev, err, ok := s.pull()
+	if !ok || err != nil {
+		s.pulled = true
+		s.stopPull()
+	}
+	return streamItem{ev, err}, ok
 }
 
 // Next advances to the next event. It blocks until an event arrives, the
@@ -150,11 +153,8 @@ func (s *Stream) advance() bool {
 	for {
 		var it streamItem
 		got := false
-		select {
-		case it = <-s.items:
-			got = true
-		case <-s.done:
-		case <-s.ctx.Done():
+		if s.ctx.Err() == nil {
+			it, got = s.next()
 		}
 		if s.closed.Load() {
 			s.finish(nil)
@@ -165,8 +165,7 @@ func (s *Stream) advance() bool {
 				s.finish(classify(s.callerCtx, s.op, err, s.rec.Status(), s.gotEvent, s.secret))
 				return false
 			}
-			// Clean end of the HTTP stream (the pump hands over every item
-			// before it exits, so nothing is pending).
+			// Clean end of the HTTP stream.
 			if s.final || IsTerminal(s.state) || IsInterrupted(s.state) {
 				s.finish(nil)
 			} else {
@@ -272,11 +271,17 @@ func (s *Stream) finish(err error) {
 	s.release()
 }
 
-// release stops the pump and waits for it, closing the HTTP response.
+// release cancels the read, waits for it and stops the events, which
+// closes the HTTP response.
 func (s *Stream) release() {
 	s.closeMu.Do(func() {
 		s.cancel()
-		<-s.done
+		s.pullMu.Lock()
+		defer s.pullMu.Unlock()
+		if !s.pulled {
+			s.pulled = true
+			s.stopPull()
+		}
 	})
 }
 

@@ -151,12 +151,12 @@ func infoFromCard(c *a2aclient.Card) remote.Info {
 	info.Fingerprint = c.Fingerprint
 	info.Streaming = c.Agent.Capabilities.Streaming
 	for _, m := range c.Agent.DefaultOutputModes {
-		if sanitize.MediaTypePattern.MatchString(m) && len(info.OutputModes) < 16 {
+		if sanitize.MediaTypePattern().MatchString(m) && len(info.OutputModes) < 16 {
 			info.OutputModes = append(info.OutputModes, m)
 		}
 	}
 	for _, sk := range c.Agent.Skills {
-		if sanitize.IDPattern.MatchString(sk.ID) && len(info.SkillIDs) < 32 && !slices.Contains(info.SkillIDs, sk.ID) {
+		if sanitize.IDPattern().MatchString(sk.ID) && len(info.SkillIDs) < 32 && !slices.Contains(info.SkillIDs, sk.ID) {
 			info.SkillIDs = append(info.SkillIDs, sk.ID)
 		}
 	}

@@ -1,8 +1,11 @@
 package a2aremote
 
 import (
-	"crypto/sha256"
+	"bytes"
 	"encoding/json"
+	"slices"
+
+	sdka2a "github.com/a2aproject/a2a-go/v2/a2a"
 
 	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
 
@@ -43,7 +46,7 @@ type mapper struct {
 	contextID string
 
 	lastStatusKey string
-	lastChunkHash [32]byte
+	lastChunk     *a2aclient.ArtifactUpdate
 
 	// Follow-up bookkeeping (docs/design.md#event-mapping). After an
 	// answer to an interrupted task is sent, awaiting holds until the
@@ -106,7 +109,9 @@ func (m *mapper) Map(ev a2aclient.Event) (out []delegation.DelegationEvent) {
 		m.taskID = string(info.TaskID)
 		m.t.SetTaskID(m.taskID)
 	}
-	if info.ContextID != "" {
+	if info.ContextID != "" && info.ContextID != m.contextID {
+		// Every event names the context: only a new one is sanitised
+		// and recorded.
 		m.contextID = info.ContextID
 		m.t.SetContextID(info.ContextID)
 	}
@@ -126,11 +131,11 @@ func (m *mapper) Map(ev a2aclient.Event) (out []delegation.DelegationEvent) {
 	case *a2aclient.StatusUpdate:
 		out = append(out, m.status(e.Status)...)
 	case *a2aclient.ArtifactUpdate:
-		h := chunkHash(e)
-		if e.Append && h == m.lastChunkHash {
+		prev := m.lastChunk
+		m.lastChunk = e
+		if e.Append && prev != nil && sameChunk(e, prev) {
 			return nil // a repeated append chunk: duplicate delivery
 		}
-		m.lastChunkHash = h
 		out = append(out, m.artifact(e.Artifact, e.Append, e.LastChunk, false)...)
 	case *a2aclient.Message:
 		text := sanitize.Text(a2aclient.TextOf(e.Parts), remote.MaxMessageBytes)
@@ -147,9 +152,48 @@ func (m *mapper) Map(ev a2aclient.Event) (out []delegation.DelegationEvent) {
 	return out
 }
 
-func chunkHash(e *a2aclient.ArtifactUpdate) [32]byte {
-	b, _ := json.Marshal(e)
-	return sha256.Sum256(b)
+// sameChunk reports whether a and b are the same artifact update (a
+// duplicate delivery). Plain chunks (text or URL parts, no metadata) are
+// compared field by field; anything else by its JSON, as before. Only the
+// previous chunk is kept, so nothing is hashed or re-marshalled per chunk
+// (docs/design.md#event-mapping).
+func sameChunk(a, b *a2aclient.ArtifactUpdate) bool {
+	if !plainChunk(a) || !plainChunk(b) {
+		ja, errA := json.Marshal(a)
+		jb, errB := json.Marshal(b)
+		return errA == nil && errB == nil && bytes.Equal(ja, jb)
+	}
+	x, y := a.Artifact, b.Artifact
+	if a.TaskID != b.TaskID || a.ContextID != b.ContextID || a.Append != b.Append || a.LastChunk != b.LastChunk ||
+		x.ID != y.ID || x.Name != y.Name || x.Description != y.Description || len(x.Parts) != len(y.Parts) || !slices.Equal(x.Extensions, y.Extensions) {
+		return false
+	}
+	for i, p := range x.Parts {
+		q := y.Parts[i]
+		if p.Content != q.Content || p.Filename != q.Filename || p.MediaType != q.MediaType {
+			return false
+		}
+	}
+	return true
+}
+
+// plainChunk: an artifact update whose parts are all text or URL and which
+// carries no metadata, so that comparing fields is comparing its JSON.
+func plainChunk(e *a2aclient.ArtifactUpdate) bool {
+	if e.Artifact == nil || e.Metadata != nil || e.Artifact.Metadata != nil {
+		return false
+	}
+	for _, p := range e.Artifact.Parts {
+		if p == nil || p.Metadata != nil {
+			return false
+		}
+		switch p.Content.(type) {
+		case sdka2a.Text, sdka2a.URL:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // resetStatus forgets the last status, so that the next one is reported

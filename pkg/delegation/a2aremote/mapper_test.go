@@ -286,3 +286,47 @@ func TestMapFollowUpIgnoresTheStaleSnapshot(t *testing.T) {
 		t.Fatalf("working snapshot: %s", dt.KindsOf(evs))
 	}
 }
+
+// A repeated append chunk is a duplicate delivery: dropped, whether its
+// parts are plain text (compared field by field) or carry data or metadata
+// (compared by JSON); a chunk that differs in anything is kept.
+func TestRepeatedAppendChunkDropped(t *testing.T) {
+	withData := func(text string) *a2a.TaskArtifactUpdateEvent {
+		c := chunk(ArtifactAssistantOutput, "out", text, true, false)
+		c.Artifact.Parts = append(c.Artifact.Parts, a2a.NewDataPart(map[string]any{"n": 1}))
+		return c
+	}
+	withMeta := func(text string) *a2a.TaskArtifactUpdateEvent {
+		c := chunk(ArtifactAssistantOutput, "out", text, true, false)
+		c.Metadata = map[string]any{"k": "v"}
+		return c
+	}
+	for name, mk := range map[string]func(string) *a2a.TaskArtifactUpdateEvent{
+		"text": func(s string) *a2a.TaskArtifactUpdateEvent {
+			return chunk(ArtifactAssistantOutput, "out", s, true, false)
+		},
+		"data": withData, "metadata": withMeta,
+	} {
+		m := streamingMapper(nil)
+		m.Map(chunk(ArtifactAssistantOutput, "out", "a", false, false))
+		if evs := m.Map(mk("b")); countKind(evs, delegation.DelegationTextDelta) != 1 {
+			t.Fatalf("%s: first append chunk: %s", name, dt.KindsOf(evs))
+		}
+		if evs := m.Map(mk("b")); len(evs) != 0 {
+			t.Errorf("%s: repeated append chunk kept: %s", name, dt.KindsOf(evs))
+		}
+		if evs := m.Map(mk("c")); countKind(evs, delegation.DelegationTextDelta) != 1 {
+			t.Errorf("%s: a different chunk was dropped: %s", name, dt.KindsOf(evs))
+		}
+	}
+}
+
+func countKind(evs []delegation.DelegationEvent, k delegation.DelegationEventKind) int {
+	n := 0
+	for _, ev := range evs {
+		if ev.Kind == k {
+			n++
+		}
+	}
+	return n
+}

@@ -235,6 +235,23 @@ func startProgress(ctx context.Context, req *mcp.CallToolRequest) *progress {
 			if token == nil || req.Session == nil || ctx.Err() != nil {
 				continue
 			}
+			// Lines that queued while the last notification was being
+			// sent are superseded by the newest: a burst (started,
+			// submitted, working, writing) costs the parent one or two
+			// notifications to decode, not one per line. Progress is
+			// best effort (docs/design.md#tool-contract).
+			for more := true; more; {
+				select {
+				case m, ok := <-p.ch:
+					if ok {
+						msg = m
+					} else {
+						more = false
+					}
+				default:
+					more = false
+				}
+			}
 			n++
 			nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			_ = req.Session.NotifyProgress(nctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: msg, Progress: float64(n)})

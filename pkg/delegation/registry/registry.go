@@ -111,8 +111,8 @@ type Options struct {
 }
 
 var (
-	keyPattern      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
-	toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	keyPattern      = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+	toolNamePattern = lazyRegexp(`^[A-Za-z0-9_-]{1,64}$`)
 )
 
 // ReservedToolName is the generic delegation tool's name: no shortcut may
@@ -207,7 +207,7 @@ func validateSpec(s *RemoteAgentSpec) error {
 	default:
 		return bad("provenance", "only host-written agent specs are accepted (got %q): a model may name a registry key, never a URL", s.Provenance)
 	}
-	if !keyPattern.MatchString(s.Key) {
+	if !keyPattern().MatchString(s.Key) {
 		return bad("key", "must be 1-64 letters, digits, '_' or '-' (no URLs)")
 	}
 	if s.DisplayName == "" {
@@ -244,7 +244,7 @@ func validateSpec(s *RemoteAgentSpec) error {
 	default:
 		return bad("protocol", "%q is not %s or %s", s.Protocol, delegation.ProtocolA2A, delegation.ProtocolAGUI)
 	}
-	if s.Shortcut != "" && !toolNamePattern.MatchString(s.Shortcut) {
+	if s.Shortcut != "" && !toolNamePattern().MatchString(s.Shortcut) {
 		return bad("shortcut", "%q is not a valid tool name (1-64 letters, digits, '_' or '-')", s.Shortcut)
 	}
 	if !s.Policy.tenantAllowed(s.Tenant) {
@@ -523,4 +523,11 @@ func (r *Registry) Close() {
 			_ = a.Close()
 		}
 	}
+}
+
+// lazyRegexp compiles expr on first use: a process that never uses a
+// pattern (the scripted agent re-executing this binary, a CLI command)
+// does not pay for it at start.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
