@@ -326,6 +326,7 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, runID string, sub *S
 	}()
 	tick := time.NewTicker(h.opts.KeepAlive)
 	defer tick.Stop()
+	obs := h.opts.Stream.Observer
 	for {
 		select {
 		case f, ok := <-frames:
@@ -334,6 +335,9 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, runID string, sub *S
 			}
 			if enc.WriteFrame(f.ID, f.Data) != nil {
 				return
+			}
+			if obs != nil && f.ID > sub.replayed && !f.received.IsZero() {
+				obs.Relayed(f.received)
 			}
 			if sub.Pending() == 0 || len(frames) == 0 {
 				if rc.Flush() != nil {
