@@ -1,8 +1,8 @@
 package audit
 
 import (
-	"log/slog"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
