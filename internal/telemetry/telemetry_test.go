@@ -242,3 +242,23 @@ func TestA2AServeMiddleware(t *testing.T) {
 		t.Fatalf("spans: %+v", spans)
 	}
 }
+
+// BenchmarkRelayed is the per-frame cost the relay latency histogram adds
+// to the SSE write path.
+func BenchmarkRelayed(b *testing.B) {
+	h := NewHost(HostConfig{Adapter: "scripted"})
+	received := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		h.Relayed(received)
+	}
+}
+
+// BenchmarkDropped is the cost of counting one dropped delta.
+func BenchmarkDropped(b *testing.B) {
+	h := NewHost(HostConfig{Adapter: "scripted"})
+	b.ReportAllocs()
+	for b.Loop() {
+		h.Dropped(subagentstream.DropMux, 1)
+	}
+}
