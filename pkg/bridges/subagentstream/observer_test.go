@@ -3,9 +3,9 @@ package subagentstream_test
 import (
 	"context"
 	"io"
-	"os"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -21,10 +21,9 @@ import (
 
 // recorder is an Observer that remembers what it was told.
 type recorder struct {
-	mu       sync.Mutex
-	relayed  []time.Time
-	dropped  map[string]int
-	received map[time.Time]bool // the Times of the published events
+	mu      sync.Mutex
+	relayed []time.Time
+	dropped map[string]int
 }
 
 func (r *recorder) Relayed(received time.Time) {
