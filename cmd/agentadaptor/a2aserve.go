@@ -16,6 +16,7 @@ import (
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/authref"
 	"github.com/seed0634/agentadaptor/internal/httpguard"
+	"github.com/seed0634/agentadaptor/internal/telemetry"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
 	"google.golang.org/grpc"
 )
@@ -107,7 +108,15 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	// Traces per the OTEL_* environment (docs/design.md#observability);
+	// flushed on exit.
+	tracing, err := telemetry.NewTracing(ctx, "agentadaptor-a2a-serve")
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer shutdownTracing(tracing, stderr, "a2a serve")
+	tel := telemetry.NewA2AServe(tracing)
+	logger := slog.New(telemetry.LogHandler(slog.NewTextHandler(stderr, nil)))
 	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(adapter), agentadaptor.WithLogger(logger))
 	if err != nil {
 		return usageErr("%v", err)
@@ -159,11 +168,16 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		Exposure:  a2abridge.Exposure{Reasoning: *exposeReasoning, ToolCalls: *exposeTools, Diagnostics: *exposeDiag},
 		Card:      a2abridge.CardOptions{Name: *name, Description: *description, BaseURL: base, GRPCAddr: cardGRPC, BearerAuth: len(tokens) > 0},
 		Principal: httpguard.Principal,
+		Observer:  tel.TurnObserver(),
 	})
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	srv := newA2AHTTPServer(admitA2A(guard, bridge.Handler()))
+	// GET /metrics sits behind the same admission as the agent.
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", tel.MetricsHandler())
+	mux.Handle("/", tel.Middleware(bridge.Handler()))
+	srv := newA2AHTTPServer(admitA2A(guard, mux))
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	var gsrv *grpc.Server

@@ -26,6 +26,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	recordTraceparent()
 	scripted.MaybeRunAgent()
 	os.Exit(m.Run())
 }

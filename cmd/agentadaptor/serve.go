@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/telemetry"
 )
 
 func init() {
@@ -35,8 +37,16 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 2
 		}
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	h, err := host.New(ctx, cfg, host.Options{Logger: logger, AdapterFactory: parentAdapter, Addr: *addr})
+	// Traces per the OTEL_* environment (docs/design.md#observability);
+	// flushed on exit.
+	tracing, err := telemetry.NewTracing(ctx, "agentadaptor-serve")
+	if err != nil {
+		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
+		return 2
+	}
+	defer shutdownTracing(tracing, stderr, "serve")
+	logger := slog.New(telemetry.LogHandler(slog.NewTextHandler(stderr, nil)))
+	h, err := host.New(ctx, cfg, host.Options{Logger: logger, AdapterFactory: parentAdapter, Addr: *addr, Tracing: tracing})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
 		return 2
@@ -59,4 +69,13 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintln(stderr, "agentadaptor serve: stopped")
 	return 0
+}
+
+// shutdownTracing flushes the spans not exported yet, bounded.
+func shutdownTracing(t *telemetry.Tracing, stderr io.Writer, command string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := t.Shutdown(ctx); err != nil {
+		fmt.Fprintf(stderr, "agentadaptor %s: flushing traces: %v\n", command, err)
+	}
 }

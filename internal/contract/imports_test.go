@@ -84,7 +84,8 @@ func hasPrefixAny(s string, prefixes ...string) bool {
 }
 
 // testSupport are the packages only tests import.
-var testSupport = []string{module + "/internal/testenv", module + "/internal/shellagent", module + "/internal/delegationtest", module + "/internal/delegationenv"}
+var testSupport = []string{module + "/internal/testenv", module + "/internal/shellagent", module + "/internal/delegationtest", module + "/internal/delegationenv",
+	module + "/internal/otlpsink"}
 
 // isTestSupport reports whether the package in dir is itself test support
 // (and so may build on other test support).
@@ -92,11 +93,17 @@ func isTestSupport(dir string) bool {
 	switch dir {
 	case "internal/testenv", "internal/shellagent", "internal/realcli", "internal/clie2e",
 		"internal/fakea2a", "internal/fakemodel", "pkg/adapters/adaptertest",
-		"internal/delegationtest", "internal/delegationenv":
+		"internal/delegationtest", "internal/delegationenv", "internal/otlpsink", "bench/otlpsink":
 		return true
 	}
 	return false
 }
+
+// telemetryLibs are the metrics and tracing libraries: only
+// internal/telemetry (and the commands and test support) may import them;
+// the root package and every pkg/ package take part in telemetry through
+// hooks of their own (docs/design.md#observability).
+var telemetryLibs = []string{"go.opentelemetry.io", "github.com/prometheus"}
 
 // layer is the import rule of one package (docs/design.md#layering): the
 // module packages it may import (by prefix) and the protocol SDKs it may use.
@@ -147,8 +154,9 @@ var layers = map[string]layer{
 // every non-test file: the root package imports nothing of the module and
 // no protocol SDK; adapters import the core SDK only (the scripted agent
 // may use the MCP client); every pkg/ package of the table imports only the
-// module packages and protocol SDKs its layer allows. A pkg/ package that
-// is not in the table fails the test: a new package needs a rule.
+// module packages and protocol SDKs its layer allows; neither the root nor
+// a pkg/ package imports otel or Prometheus. A pkg/ package that is not in
+// the table fails the test: a new package needs a rule.
 func TestImportRules(t *testing.T) {
 	pkgs := pkgFiles(t)
 	if len(pkgs["."]) == 0 || len(pkgs["pkg/adapters/scripted"]) == 0 || len(pkgs["pkg/delegation"]) == 0 {
@@ -161,6 +169,13 @@ func TestImportRules(t *testing.T) {
 			}
 			if dir == "internal/testenv" && hasPrefixAny(imp, module) {
 				t.Errorf("internal/testenv imports %s: it imports the standard library only, so every test can use it", imp)
+			}
+		}
+		if dir == "." || strings.HasPrefix(dir, "pkg/") {
+			for _, imp := range imports(files) {
+				if hasPrefixAny(imp, telemetryLibs...) {
+					t.Errorf("%s imports %s: metrics and traces live in internal/telemetry, behind the package's own hooks (docs/design.md#observability)", dir, imp)
+				}
 			}
 		}
 		if strings.HasPrefix(dir, "pkg/adapters/") {

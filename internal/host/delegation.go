@@ -12,6 +12,7 @@ import (
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/httpguard"
+	"github.com/seed0634/agentadaptor/internal/telemetry"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
@@ -97,8 +98,11 @@ func startDemoRemote(opts Options) (*demoRemote, error) {
 		return nil, fmt.Errorf("demo research agent: %w", err)
 	}
 	base := "http://" + ln.Addr().String()
+	// The demo's agent continues the host's traces like a2a serve does (its
+	// metrics are not served: it is part of the demo, not of the host).
+	tel := telemetry.NewA2AServe(opts.Tracing)
 	bridge, err := a2abridge.NewServer(a2abridge.Config{
-		SDK: sdk, Adapter: "research", Logger: opts.Logger, RunOptions: []agentadaptor.RunOption{agentadaptor.WithStreaming()},
+		SDK: sdk, Adapter: "research", Logger: opts.Logger, RunOptions: []agentadaptor.RunOption{agentadaptor.WithStreaming()}, Observer: tel.TurnObserver(),
 		Card: a2abridge.CardOptions{Name: "Research Agent", Description: "Scripted demo research agent", BaseURL: base},
 	})
 	if err != nil {
@@ -112,7 +116,7 @@ func startDemoRemote(opts Options) (*demoRemote, error) {
 		ln.Close()
 		return nil, err
 	}
-	r := &demoRemote{srv: &http.Server{Handler: guard.Handler(bridge.Handler()), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+	r := &demoRemote{srv: &http.Server{Handler: guard.Handler(tel.Middleware(bridge.Handler())), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		IdleTimeout: 2 * time.Minute}, bridge: bridge, done: make(chan struct{}), url: base}
 	go func() { defer close(r.done); _ = r.srv.Serve(ln) }()
 	return r, nil

@@ -16,6 +16,7 @@ import (
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/examples/streaming-chat-copilotkit/web"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/telemetry"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
@@ -55,6 +56,10 @@ type Options struct {
 	// ReadTimeout bounds reading a request's headers and body (default
 	// 30s): a client trickling a body cannot hold a connection for longer.
 	ReadTimeout time.Duration
+	// Tracing exports the host's spans (nil: none); the caller shuts it
+	// down after the host (docs/design.md#observability). Metrics are
+	// always on, at GET /metrics.
+	Tracing *telemetry.Tracing
 }
 
 // Host is a configured agentadaptor host.
@@ -75,6 +80,8 @@ type Host struct {
 	readTimeout time.Duration
 	owners      *owners
 	addr        string
+	tel         *telemetry.Host
+	closeHTTP   []func() // the connectors' shared transports (with tracing)
 }
 
 // New builds a host from cfg. A nil cfg (or one with the scripted parent
@@ -118,7 +125,23 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 			Description: "Researches a question and reports with notes.",
 		}}
 	}
-	reg, err := registry.New(registry.Options{Connectors: []remote.Connector{a2aremote.New(a2aremote.Options{}), aguiremote.New(aguiremote.Options{})}},
+	parent, err := newParent(cfg.Parent, opts)
+	if err != nil {
+		return nil, err
+	}
+	protocols := map[string]string{}
+	for _, a := range agents {
+		protocols[a.Key] = a.Protocol
+	}
+	h.tel = telemetry.NewHost(telemetry.HostConfig{Tracing: opts.Tracing, Adapter: parent.Name(), Agents: protocols})
+	// With tracing, every request to a remote carries its span
+	// (traceparent) through a transport the connectors share.
+	a2aHTTP, closeA2A := h.tel.HTTPClient("a2a")
+	aguiHTTP, closeAGUI := h.tel.HTTPClient("agui")
+	if closeA2A != nil {
+		h.closeHTTP = append(h.closeHTTP, closeA2A, closeAGUI)
+	}
+	reg, err := registry.New(registry.Options{Connectors: []remote.Connector{a2aremote.New(a2aremote.Options{HTTPClient: a2aHTTP}), aguiremote.New(aguiremote.Options{HTTPClient: aguiHTTP})}},
 		registrySpecs(agents)...)
 	if err != nil {
 		return nil, err
@@ -134,15 +157,11 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	// is malformed fails the start, with the reason: it is configured to be
 	// checked before the tool is offered.
 	h.deleg, err = delegator.New(ctx, delegator.Config{Registry: reg, Bus: h.bus, Audit: h.audit, Artifacts: artifact.NewMemoryStore(0), Logger: opts.Logger,
-		FailOnCardError: true})
+		FailOnCardError: true, Observer: h.tel})
 	if err != nil {
 		return nil, err
 	}
 	if h.tools, err = mcptool.New(mcptool.Config{Delegator: h.deleg, Logger: opts.Logger}); err != nil {
-		return nil, err
-	}
-	parent, err := newParent(cfg.Parent, opts)
-	if err != nil {
 		return nil, err
 	}
 	runDefaults := []agentadaptor.RunOption{agentadaptor.WithRuntimeServices(h.tools.RuntimeService())}
@@ -164,6 +183,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 		AllowedOrigins: cfg.AllowedOrigins,
 		Owner:          principal,
 		Logger:         opts.Logger,
+		Stream:         subagentstream.Options{Observer: h.tel},
 	})
 	chat := sse.NewHandler(h.sdk,
 		sse.WithRegistry(h.registry),
@@ -173,6 +193,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 		sse.WithOwner(principal),
 		sse.WithSessionKeyFunc(sessionKey),
 		sse.WithMaxActiveRuns(cfg.MaxActiveRuns),
+		sse.WithRunHook(h.tel.RunHook()),
 		sse.WithOnRunStart(func(runID string, rh *agentadaptor.RunHandle) {
 			owner, _ := h.registry.Owner(runID)
 			h.owners.add(runID, owner, rh.RunID())
@@ -184,6 +205,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	h.mux.Handle("GET /agui/runs/{runId}/delegations", h.byAGUIRunID(audit.Handler(h.audit)))
 	h.mux.Handle("POST /agui/runs/{runId}/delegations/{delegationId}/input", h.byAGUIRunID(h.deleg.InputHandler()))
 	h.mux.Handle("GET /agui/runs/{runId}/delegations/{delegationId}/artifacts/{artifactId}", h.byAGUIRunID(artifact.Handler(h.deleg.Artifacts())))
+	h.mux.Handle("GET /metrics", h.tel.MetricsHandler())
 	h.mux.Handle("/", web.Handler())
 	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -233,6 +255,9 @@ func (h *Host) AuthRequired() bool { return h.guard.AuthRequired() }
 // ActiveRuns returns how many parent runs are active.
 func (h *Host) ActiveRuns() int { return h.registry.Len() }
 
+// Metrics returns the host's telemetry (its metrics registry and hooks).
+func (h *Host) Metrics() *telemetry.Host { return h.tel }
+
 // SDK returns the host's SDK.
 func (h *Host) SDK() *agentadaptor.SDK { return h.sdk }
 
@@ -246,6 +271,9 @@ func (h *Host) Shutdown(ctx context.Context) error {
 		err = werr
 	}
 	h.hub.Close()
+	if werr := h.tel.Wait(ctx); werr != nil && err == nil {
+		err = werr
+	}
 	h.closeServices(ctx)
 	return err
 }
@@ -264,6 +292,9 @@ func (h *Host) closeServices(ctx context.Context) {
 	}
 	if c, ok := h.audit.(interface{ Close() error }); ok && h.ownAudit {
 		_ = c.Close()
+	}
+	for _, c := range h.closeHTTP {
+		c()
 	}
 }
 

@@ -27,6 +27,28 @@ type ExecutorConfig struct {
 	Exposure Exposure
 	// Logger receives the bridge's own log lines (default slog.Default()).
 	Logger *slog.Logger
+	// Observer, if set, takes part in every task turn for the server's
+	// telemetry (docs/design.md#observability); nil observes nothing.
+	Observer TurnObserver
+}
+
+// TurnObserver takes part in each task turn, for the server's telemetry
+// (docs/design.md#observability), so that the bridge imports no telemetry
+// library. It is called when a turn begins, with the context the turn runs
+// under (the request's values, e.g. a trace span the HTTP layer started);
+// the turn continues under the context it returns, adds opts to its run
+// (after every other option), and calls end once, when the turn is over,
+// with the state the turn left the task in ("" if it emitted none). It must
+// not block.
+type TurnObserver func(ctx context.Context, t TurnInfo) (_ context.Context, opts []agentadaptor.RunOption, end func(state a2a.TaskState))
+
+// TurnInfo identifies a task turn to a [TurnObserver].
+type TurnInfo struct {
+	TaskID    string
+	ContextID string
+	// FollowUp is set for a turn that continues a stored task (the answer
+	// to an input-required one).
+	FollowUp bool
 }
 
 // Executor is an a2asrv.AgentExecutor that performs every A2A task turn as
@@ -96,11 +118,28 @@ func (e *Executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		e.mu.Unlock()
 		defer e.wg.Done()
 		defer e.endTurn(ec.TaskID)
-		e.execute(ctx, ec, e.tee(ec.TaskID, yield))
+		var extra []agentadaptor.RunOption
+		if e.cfg.Observer != nil {
+			var end func(a2a.TaskState)
+			var state a2a.TaskState
+			ctx, extra, end = e.cfg.Observer(ctx, TurnInfo{TaskID: string(ec.TaskID), ContextID: ec.ContextID, FollowUp: ec.StoredTask != nil})
+			defer func() { end(state) }()
+			inner := yield
+			yield = func(ev a2a.Event, err error) bool {
+				switch ev := ev.(type) {
+				case *a2a.Task:
+					state = ev.Status.State
+				case *a2a.TaskStatusUpdateEvent:
+					state = ev.Status.State
+				}
+				return inner(ev, err)
+			}
+		}
+		e.execute(ctx, ec, e.tee(ec.TaskID, yield), extra)
 	}
 }
 
-func (e *Executor) execute(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
+func (e *Executor) execute(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool, extra []agentadaptor.RunOption) {
 	info := ec.TaskInfo()
 	m := newMapper(info, e.cfg.Exposure)
 	emit := func(evs ...a2a.Event) bool {
@@ -151,6 +190,7 @@ func (e *Executor) execute(ctx context.Context, ec *a2asrv.ExecutorContext, yiel
 		opts = append(opts, agentadaptor.WithAdapterName(e.cfg.Adapter))
 	}
 	opts = append(opts, agentadaptor.WithStreaming(), agentadaptor.WithSessionKey(ec.ContextID))
+	opts = append(opts, extra...)
 	h, err := e.cfg.SDK.Start(runCtx, prompt, opts...)
 	if err != nil {
 		e.log.Warn("a2a bridge: run did not start", "task_id", info.TaskID, "error", err)

@@ -21,13 +21,14 @@ const DefaultMaxRequestBytes = 8 << 20
 
 // Config configures a [Server].
 type Config struct {
-	// SDK, Adapter, RunOptions, Exposure and Logger configure the executor;
-	// see [ExecutorConfig].
+	// SDK, Adapter, RunOptions, Exposure, Logger and Observer configure the
+	// executor; see [ExecutorConfig].
 	SDK        *agentadaptor.SDK
 	Adapter    string
 	RunOptions []agentadaptor.RunOption
 	Exposure   Exposure
 	Logger     *slog.Logger
+	Observer   TurnObserver
 	// Card describes the agent; Card.BaseURL is required.
 	Card CardOptions
 	// Principal returns the principal an authentication layer in front of
@@ -75,7 +76,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	exec, err := NewExecutor(ExecutorConfig{
 		SDK: cfg.SDK, Adapter: cfg.Adapter, RunOptions: cfg.RunOptions,
-		Exposure: cfg.Exposure, Logger: cfg.Logger,
+		Exposure: cfg.Exposure, Logger: cfg.Logger, Observer: cfg.Observer,
 	})
 	if err != nil {
 		return nil, err

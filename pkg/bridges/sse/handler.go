@@ -131,8 +131,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// the run for a reconnect).
 		ctx = context.WithoutCancel(ctx)
 	}
+	var started func(string, *agentadaptor.RunHandle, error)
+	if h.cfg.runHook != nil {
+		var extra []agentadaptor.RunOption
+		extra, started = h.cfg.runHook(r)
+		opts = append(opts, extra...)
+	}
 	handle, err := h.sdk.Start(ctx, prompt, opts...)
 	if err != nil {
+		if started != nil {
+			started("", nil, err)
+		}
 		h.cfg.registry.abandon(runID)
 		h.startFailed(w, in.ThreadID, runID, err)
 		return
@@ -140,6 +149,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	admitted := runID
 	if runID == "" {
 		runID = handle.RunID()
+	}
+	if started != nil {
+		started(runID, handle, nil)
 	}
 	h.cfg.registry.attach(admitted, runID, owner, handle)
 	if h.cfg.onRunStart != nil {

@@ -67,6 +67,7 @@ type config struct {
 	noStreamingOpt bool
 	owner          func(*http.Request) string
 	maxActive      int
+	runHook        RunHook
 }
 
 // WithProtocol selects AG-UI events (default) or raw StreamPayload JSON.
@@ -160,6 +161,17 @@ func WithOwner(f func(*http.Request) string) Option { return func(c *config) { c
 // WithMaxActiveRuns bounds the runs the handler's registry holds at once
 // (0: no limit): beyond it a POST is answered 429 with Retry-After.
 func WithMaxActiveRuns(n int) Option { return func(c *config) { c.maxActive = n } }
+
+// RunHook lets the host take part in each run the handler starts, e.g. for
+// its telemetry (docs/design.md#observability). It is called once the
+// request was admitted, just before the run starts: opts are appended to the
+// run's options (after every other option), and started, if not nil, is
+// called right after the start with the run's AG-UI runId ("" when the start
+// failed), its handle (nil then) and the start error. Neither may block.
+type RunHook func(r *http.Request) (opts []agentadaptor.RunOption, started func(runID string, h *agentadaptor.RunHandle, err error))
+
+// WithRunHook installs a [RunHook].
+func WithRunHook(f RunHook) Option { return func(c *config) { c.runHook = f } }
 
 // RunIDKeeper is implemented by a [SubagentBus] that keeps ended runs for
 // reconnects: a client-chosen runId it still retains is refused with 409,

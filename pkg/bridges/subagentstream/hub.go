@@ -332,6 +332,7 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, runID string, sub *S
 	// lone frame is as fast as before. The batch is bounded by the response
 	// writer's buffer, which writes through when full
 	// (docs/design.md#backpressure).
+	obs := h.opts.Stream.Observer
 	for {
 		wrote := false
 		for {
@@ -347,6 +348,9 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, runID string, sub *S
 			}
 			if enc.WriteFrame(f.ID, f.Data) != nil {
 				return
+			}
+			if obs != nil && f.ID > sub.replayed && !f.received.IsZero() {
+				obs.Relayed(f.received)
 			}
 			wrote = true
 		}

@@ -80,7 +80,32 @@ type Options struct {
 	Translator agui.Options
 	Clock      func() time.Time
 	Logger     *slog.Logger
+	// Observer, if set, receives the stream's measurements for the host's
+	// metrics (docs/design.md#observability); nil measures nothing.
+	Observer Observer
 }
+
+// Observer receives what the mux measures for the host's telemetry
+// (docs/design.md#observability). Its methods are called on the streaming
+// path (some under the stream's locks): they must be cheap and must not
+// block or call back into the stream.
+type Observer interface {
+	// Relayed reports that a subagent frame was written to a client; received
+	// is when the host received the remote event it carries (the delegation
+	// event's Time, set when the delegator published it).
+	Relayed(received time.Time)
+	// Dropped reports n text deltas dropped for a slow consumer at stage
+	// ([DropSDK], [DropBus] or [DropMux]).
+	Dropped(stage string, n int)
+}
+
+// The stages at which text deltas are dropped under backpressure
+// (docs/design.md#backpressure), as [Observer.Dropped] names them.
+const (
+	DropSDK = "sdk" // the core SDK's run queue (a stream.dropped payload)
+	DropBus = "bus" // the delegation bus subscription (a stream.dropped status)
+	DropMux = "mux" // a mux subscriber, i.e. one SSE client
+)
 
 func (o *Options) defaults() {
 	if o.IsDelegationTool == nil {
@@ -131,6 +156,9 @@ type Frame struct {
 	// parent frame); delta makes a subagent text delta coalescable.
 	delegation string
 	delta      *deltaInfo
+	// received is when the host received the remote event the frame
+	// carries (zero for parent and mux-made frames), for Observer.Relayed.
+	received time.Time
 }
 
 // deltaInfo makes a subagent text delta frame coalescable: reframe
@@ -215,6 +243,7 @@ type Stream struct {
 	cancelled  bool
 	seenParent map[string]bool   // delegation tool calls seen
 	continued  map[string]string // continuing tool call id -> delegation id
+	received   time.Time         // the Time of the bus event being handled, stamped on its frames
 }
 
 // newStream returns the stream of a started run; start begins merging it.
@@ -329,6 +358,9 @@ func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamP
 					s.onParent(ev)
 				}
 				continue
+			}
+			if p.Kind == agentadaptor.KindStreamDropped && s.opts.Observer != nil {
+				s.opts.Observer.Dropped(DropSDK, p.Dropped)
 			}
 			for _, ev := range tr.Translate(p) {
 				s.onParent(ev)
@@ -512,6 +544,13 @@ func (s *Stream) onDelegation(ev delegation.DelegationEvent) {
 	if ev.DelegationID == "" {
 		return
 	}
+	if s.opts.Observer != nil && ev.Kind == delegation.DelegationStatus && ev.Status == delegation.StatusStreamDropped {
+		if n, ok := ev.Raw["dropped"].(int); ok { // the bus's own marker (a remote's Raw is decoded JSON)
+			s.opts.Observer.Dropped(DropBus, n)
+		}
+	}
+	s.received = ev.Time
+	defer func() { s.received = time.Time{} }()
 	if !ev.Kind.Known() && s.opts.Unknown == IgnoreUnknown {
 		return
 	}
@@ -737,6 +776,7 @@ func (s *Stream) append(f *Frame) {
 	defer s.mu.Unlock()
 	s.lastID++
 	f.ID = s.lastID
+	f.received = s.received
 	s.log = append(s.log, f)
 	s.logBytes += len(f.Data)
 	for len(s.log) > 1 && (len(s.log) > s.opts.ReplayFrames || s.logBytes > s.opts.ReplayBytes) {

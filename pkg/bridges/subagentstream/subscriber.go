@@ -29,6 +29,9 @@ type Subscriber struct {
 	s        *Stream
 	buffer   int
 	maxBytes int
+	// replayed is the last frame id in the log when the subscriber
+	// joined: frames up to it are replayed, not relayed live.
+	replayed uint64
 
 	mu       sync.Mutex
 	queue    []*Frame
@@ -52,7 +55,7 @@ func (s *Stream) Subscribe(after uint64) (*Subscriber, error) {
 	if s.ended && after == s.lastID {
 		return nil, fmt.Errorf("%w: run %s ended at event %d", ErrComplete, s.runID, s.lastID)
 	}
-	sub := &Subscriber{s: s, buffer: s.opts.SubscriberBuffer, maxBytes: s.opts.SubscriberMaxBytes, dropped: map[string]int{}, wake: make(chan struct{}, 1)}
+	sub := &Subscriber{s: s, buffer: s.opts.SubscriberBuffer, maxBytes: s.opts.SubscriberMaxBytes, replayed: s.lastID, dropped: map[string]int{}, wake: make(chan struct{}, 1)}
 	start := 0
 	switch {
 	case after == 0 && s.firstID == 1:
@@ -108,6 +111,9 @@ func (sub *Subscriber) push(f *Frame) {
 		}
 		if sub.volBytes+len(d.text) > sub.maxBytes {
 			sub.dropped[d.delegationID]++
+			if o := sub.s.opts.Observer; o != nil {
+				o.Dropped(DropMux, 1)
+			}
 			return
 		}
 		sub.volBytes += len(d.text)
@@ -149,7 +155,7 @@ func (sub *Subscriber) coalesce(f *Frame) bool {
 		if nf == nil {
 			return false
 		}
-		nf.ID = f.ID
+		nf.ID, nf.received = f.ID, q.received
 		sub.volBytes += len(d.text)
 		sub.queue = append(sub.queue[:i], sub.queue[i+1:]...)
 		sub.queue = append(sub.queue, nf)

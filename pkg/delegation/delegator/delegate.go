@@ -170,11 +170,20 @@ type inflight struct {
 // for input returns at once (status input_required, the question, a
 // continue reference) without a terminal event; a later call with
 // Request.Continue continues it (docs/design.md#tool-contract).
-func (d *Delegator) Delegate(ctx context.Context, req Request) delegation.Result {
+func (d *Delegator) Delegate(ctx context.Context, req Request) (res delegation.Result) {
+	id := req.Continue
+	if id == "" {
+		id = newDelegationID()
+	}
+	if o := d.cfg.Observer; o != nil {
+		var end func(delegation.Result)
+		ctx, end = o.DelegationStarted(ctx, d.observed(req, id))
+		defer func() { end(res) }()
+	}
 	if req.Continue != "" {
 		return d.resume(ctx, req)
 	}
-	f := &inflight{d: d, id: newDelegationID(), req: req, start: time.Now(), input: make(chan string, 1)}
+	f := &inflight{d: d, id: id, req: req, start: time.Now(), input: make(chan string, 1)}
 	agent := sanitize.Truncate(req.Agent, 128)
 	if req.RunID == "" {
 		return delegation.FailedResult(f.id, agent, delegation.ProtocolA2A, &delegation.DelegationError{Code: delegation.CodeMissingRunContext,
@@ -188,6 +197,9 @@ func (d *Delegator) Delegate(ctx context.Context, req Request) delegation.Result
 		f.spec = registry.RemoteAgentSpec{Key: sanitize.Line(req.Agent, 64), Protocol: delegation.ProtocolA2A}
 	}
 	f.log = d.log.With("delegation_id", f.id, "run_id", req.RunID, "agent", f.spec.Key)
+	if d.cfg.Observer != nil {
+		f.log = slog.New(contextLog{f.log.Handler(), ctx})
+	}
 	if !d.track(f) {
 		return delegation.FailedResult(f.id, agent, f.spec.Protocol, &delegation.DelegationError{Code: delegation.CodeAgentUnavailable, Retryable: true,
 			Message: "The delegation service is shutting down."})
@@ -197,6 +209,31 @@ func (d *Delegator) Delegate(ctx context.Context, req Request) delegation.Result
 	f.tr = remote.NewTranscript(f.transcriptConfig())
 	f.segment(ctx, f.begin1)
 	return f.outcome()
+}
+
+// observed describes a Delegate call to the Observer: registry facts only.
+func (d *Delegator) observed(req Request, id string) ObservedDelegation {
+	o := ObservedDelegation{RunID: req.RunID, DelegationID: id, Continue: req.Continue != ""}
+	if spec, ok := d.reg.Spec(req.Agent); ok {
+		o.Agent, o.Protocol = spec.Key, spec.Protocol
+	}
+	return o
+}
+
+// contextLog hands its context to the handler of every log line, so that a
+// delegation's lines carry what the Observer put there (a handler that
+// reads trace ids from the context prints them).
+type contextLog struct {
+	slog.Handler
+	ctx context.Context
+}
+
+func (h contextLog) Handle(_ context.Context, r slog.Record) error { return h.Handler.Handle(h.ctx, r) }
+func (h contextLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return contextLog{h.Handler.WithAttrs(as), h.ctx}
+}
+func (h contextLog) WithGroup(name string) slog.Handler {
+	return contextLog{h.Handler.WithGroup(name), h.ctx}
 }
 
 // resume continues a parked delegation with the parent's answer
@@ -375,6 +412,9 @@ func (f *inflight) recoverCut(ctx context.Context, err error) error {
 		return err
 	}
 	f.recovered++
+	if o := f.d.cfg.Observer; o != nil {
+		o.RemoteError(f.spec.Key, delegation.CodeStreamInterrupted)
+	}
 	f.log.Warn("delegation stream interrupted; recovering", "remote_task_id", f.tr.TaskID(), "error", f.d.reg.Secrets().Redact(sanitize.Truncate(err.Error(), 500)))
 	f.publish(delegation.DelegationEvent{Kind: delegation.DelegationStatus, Status: string(delegation.CodeStreamInterrupted), Text: "The remote stream was interrupted; reconnecting."})
 	return f.task.Recover(ctx)

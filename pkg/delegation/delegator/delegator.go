@@ -46,6 +46,36 @@ type Config struct {
 	// otherwise the agent is left out (malformed card) or retried on first
 	// call (unreachable), and the problem is logged.
 	FailOnCardError bool
+	// Observer, if set, takes part in every Delegate call for the host's
+	// telemetry (docs/design.md#observability); nil observes nothing.
+	Observer Observer
+}
+
+// Observer sees delegations for the host's telemetry
+// (docs/design.md#observability): traces and metrics live behind it, so
+// the delegator imports neither. Its methods must not block.
+type Observer interface {
+	// DelegationStarted is called when a Delegate call begins. The call
+	// continues under the context it returns (so every remote call of the
+	// delegation is made under it: it may carry a trace span, and the
+	// delegation's log lines carry it too); end is called exactly once,
+	// with the call's result, when the call returns.
+	DelegationStarted(ctx context.Context, d ObservedDelegation) (_ context.Context, end func(delegation.Result))
+	// RemoteError reports a remote failure the delegation survived: a cut
+	// stream it re-attached to (code stream_interrupted). Failures that end
+	// a delegation are in the Result given to end.
+	RemoteError(agent string, code delegation.FailureCode)
+}
+
+// ObservedDelegation identifies a Delegate call to an [Observer]. It holds
+// no model or remote text: Agent is the registry key, "" when the requested
+// agent is not registered.
+type ObservedDelegation struct {
+	RunID        string
+	DelegationID string // for a continuing call, the delegation it continues
+	Agent        string
+	Protocol     string // "a2a" or "agui"; "" when Agent is ""
+	Continue     bool   // the call continues a parked delegation (Request.Continue)
 }
 
 func (c *Config) defaults() {
