@@ -80,6 +80,10 @@ type Options struct {
 	Translator agui.Options
 	Clock      func() time.Time
 	Logger     *slog.Logger
+
+	// journal receives the stream's frames (set by the Hub from
+	// HubOptions.Journal; see journal.go).
+	journal RunJournal
 }
 
 func (o *Options) defaults() {
@@ -293,6 +297,7 @@ func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamP
 }
 
 func (s *Stream) finish() {
+	defer s.endJournal()
 	s.mu.Lock()
 	s.ended = true
 	subs := s.subs
@@ -644,6 +649,9 @@ func (s *Stream) append(f *Frame) {
 	}
 	for sub := range s.subs {
 		sub.push(f)
+	}
+	if s.opts.journal != nil {
+		s.opts.journal.Append(f)
 	}
 }
 
