@@ -107,6 +107,7 @@ func TestMirrorServesTheSameStreamAsTheOriginal(t *testing.T) {
 		if strings.Join(labelIDs(got), ",") != strings.Join(labelIDs(want), ",") {
 			t.Fatalf("cursor %d:\nmirror   %v\noriginal %v", cursor, labelIDs(got), labelIDs(want))
 		}
+		verifyGo(t, got) // a resumed stream is valid at every cursor
 	}
 	verify(t, subscribeAll(t, m.Stream(), 0))
 	verifyGo(t, subscribeAll(t, m.Stream(), 6))
