@@ -23,8 +23,8 @@ type openState struct {
 	// unresulted are tool calls that ended without their result yet: a
 	// resumed stream re-opens and ends them, so that the result is valid.
 	unresulted map[string]openTool
-	subs     map[string]*SubagentStartedEvent
-	n        int
+	subs       map[string]*SubagentStartedEvent
+	n          int
 }
 
 type openTool struct {
