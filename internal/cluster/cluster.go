@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -17,7 +18,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
 	"github.com/seed0634/agentadaptor/pkg/delegation/audit"
 )
@@ -238,11 +238,10 @@ func (c *Cluster) provision(ctx context.Context) error {
 // credsOption resolves a NATS credentials reference (the content of a
 // .creds file: the user JWT and the nkey seed).
 func credsOption(ref string) (nats.Option, error) {
-	cred, err := authref.NewScope("cluster.creds_ref", nil).Resolve(ref)
+	content, err := resolveDocument(ref)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: creds_ref: %w", err)
+		return nil, err
 	}
-	content := []byte(authref.Secret(cred))
 	jwt, err := nkeys.ParseDecoratedJWT(content)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: creds_ref %s holds no user JWT (a NATS .creds file is expected)", ref)
@@ -256,6 +255,37 @@ func credsOption(ref string) (nats.Option, error) {
 		return nil, fmt.Errorf("cluster: creds_ref %s: the nkey is not a seed", ref)
 	}
 	return nats.UserJWTAndSeed(jwt, string(seed)), nil
+}
+
+// resolveDocument reads a multi-line secret (a .creds file) by reference:
+// env:NAME or file:/path. Errors name the reference, never the content.
+func resolveDocument(ref string) ([]byte, error) {
+	scheme, rest, _ := strings.Cut(ref, ":")
+	var content []byte
+	switch scheme {
+	case "env":
+		v, ok := os.LookupEnv(rest)
+		if !ok {
+			return nil, fmt.Errorf("cluster: creds_ref %s: the environment variable is not set", ref)
+		}
+		content = []byte(v)
+	case "file":
+		b, err := os.ReadFile(rest)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("cluster: creds_ref %s: the file cannot be read: %w", ref, err)
+		}
+		content = b
+	default:
+		return nil, fmt.Errorf("cluster: creds_ref %s: use env:NAME or file:/path", ref)
+	}
+	if len(bytes.TrimSpace(content)) == 0 {
+		return nil, fmt.Errorf("cluster: creds_ref %s is empty", ref)
+	}
+	return content, nil
 }
 
 // redactURL drops any userinfo from a (list of) NATS URL(s).

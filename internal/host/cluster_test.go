@@ -21,6 +21,7 @@ import (
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/natstest"
+	"go.uber.org/goleak"
 )
 
 // delegatingParent is a scripted parent that delegates once to "research".
@@ -192,6 +193,7 @@ func ids(fs []sseFrame) []uint64 {
 // stream, ids contiguous, re-opened where the cursor was, live until the
 // end; B's audit and artifact routes serve the run too.
 func TestClusterReconnectOnAnotherReplica(t *testing.T) {
+	checkLeaks(t)
 	ns := natstest.New(t)
 	remote := fakea2a.New(t, fakea2a.Options{Name: "research", Streaming: true, Behavior: fakea2a.Script(fakea2a.Steps(
 		fakea2a.Working("searching"), fakea2a.TextChunks("first ", "half "), fakea2a.AwaitRelease(),
@@ -275,6 +277,7 @@ func TestClusterReconnectOnAnotherReplica(t *testing.T) {
 // Cancel and input answers sent to replica B reach the run on A, with the
 // answers one host gives.
 func TestClusterCancelAndInputThroughAnotherReplica(t *testing.T) {
+	checkLeaks(t)
 	ns := natstest.New(t)
 	remote := fakea2a.New(t, fakea2a.Options{Name: "research", Streaming: true, Behavior: fakea2a.Script(fakea2a.Steps(
 		fakea2a.Working("thinking"), fakea2a.InputRequired("Which year?"), fakea2a.TextChunks("answer"), fakea2a.Completed("done"))...)})
@@ -375,6 +378,16 @@ func TestClusterOwnershipAcrossReplicas(t *testing.T) {
 		t.Errorf("alice follows on B: %d %s", code, body)
 	}
 	http.DefaultClient.CloseIdleConnections()
+}
+
+// checkLeaks verifies, after everything the test started has stopped
+// (its replicas, NATS), that no goroutine was left behind.
+func checkLeaks(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() {
+		http.DefaultClient.CloseIdleConnections()
+		goleak.VerifyNone(t, ignore)
+	})
 }
 
 func waitFor(t *testing.T, cond func() bool) {
@@ -484,4 +497,54 @@ func dataLines(b []byte) []byte {
 		}
 	}
 	return out.Bytes()
+}
+
+// NATS goes away while a run is in flight: the run finishes on its replica
+// with its whole stream, new runs are refused with 503 until NATS is back,
+// and then the buffered frames reach the journal: another replica replays
+// the run whole.
+func TestClusterNATSLostMidRun(t *testing.T) {
+	checkLeaks(t)
+	ns := natstest.New(t)
+	remote := fakea2a.New(t, fakea2a.Options{Name: "research", Streaming: true, Behavior: fakea2a.Script(fakea2a.Steps(
+		fakea2a.Working("searching"), fakea2a.AwaitRelease(), fakea2a.TextChunks("after ", "the outage"), fakea2a.Completed("done"))...)})
+	a := startReplica(t, replicaConfig(t, ns.URL(), "a", remote, hostconfig.Policy{}))
+	b := startReplica(t, replicaConfig(t, ns.URL(), "b", remote, hostconfig.Policy{}))
+	live := postRun(t, a.srv.URL, "run-o")
+	live.until(t, `"subagent.status"`)
+	ns.Stop()
+	jsonCT := map[string]string{"Content-Type": "application/json"}
+	waitFor(t, func() bool {
+		code, _, body := request(t, nil, "POST", a.srv.URL+"/agui", threadBody("run-refused"), jsonCT)
+		return code == 503 && strings.Contains(body, "cluster_unavailable")
+	})
+	if code, _, body := request(t, nil, "GET", a.srv.URL+"/healthz", "", nil); code != 200 || !strings.Contains(body, `"degraded"`) {
+		t.Fatalf("healthz without NATS: %d %s", code, body)
+	}
+	for _, id := range remote.Tasks() {
+		remote.Release(id)
+	}
+	rest := live.rest()
+	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1].data, "RUN_FINISHED") {
+		t.Fatalf("the run did not finish on its replica:\n%s", live.raw.String())
+	}
+	verifySSE(t, live.raw.Bytes())
+	if err := ns.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		replay, code, err := getAll(b.srv.URL, "run-o")
+		return err == nil && code == 200 && bytes.Equal(dataLines(replay), dataLines(live.raw.Bytes()))
+	})
+	waitFor(t, func() bool {
+		code, _, body := request(t, nil, "GET", a.srv.URL+"/healthz", "", nil)
+		return code == 200 && strings.Contains(body, `"ok"`)
+	})
+	after := postRun(t, a.srv.URL, "run-after")
+	after.until(t, `"subagent.status"`)
+	for _, id := range remote.Tasks() {
+		remote.Release(id)
+	}
+	after.until(t, "RUN_FINISHED")
+	http.DefaultClient.CloseIdleConnections()
 }
