@@ -133,6 +133,7 @@ type Cluster struct {
 	ctlSub      *nats.Subscription
 	ctlSem      chan struct{}
 	handlers    Handlers
+	holds       holds
 }
 
 // New connects to NATS (bounded by Config.ConnectTimeout), makes sure the
@@ -329,6 +330,9 @@ type Handlers struct {
 	// Local serves a request forwarded by another replica (cancel, input
 	// answers) on this replica's routes, acting for principal.
 	Local func(principal string, w http.ResponseWriter, r *http.Request)
+	// Hold counts a client following one of this replica's runs on
+	// another replica as attached (the hub's Hold); nil: not counted.
+	Hold func(runID string) (release func(), ok bool)
 	// EndOrphan ends a lost run's running delegation from its audit record
 	// (the delegator's EndOrphan); nil: remote tasks are not cancelled.
 	EndOrphan func(ctx context.Context, rec audit.Record) error
@@ -348,6 +352,7 @@ func (c *Cluster) Start(h Handlers) error {
 	c.ctlSub = sub
 	c.wg.Go(c.refreshLeases)
 	c.wg.Go(c.scan)
+	c.wg.Go(c.follow)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -24,6 +25,9 @@ const (
 
 // controlRequest is a request forwarded to a run's owner.
 type controlRequest struct {
+	// Op is "" for a forwarded HTTP request, "follow" for a follower's
+	// heartbeat (Path is then the runId).
+	Op          string `json:"op,omitempty"`
 	Method      string `json:"method"`
 	Path        string `json:"path"`
 	Principal   string `json:"principal,omitempty"`
@@ -85,6 +89,14 @@ func (c *Cluster) Forward(w http.ResponseWriter, r *http.Request, runID, princip
 // onControl serves a forwarded request on its own goroutine (owned by the
 // cluster, at most 64 at once).
 func (c *Cluster) onControl(m *nats.Msg) {
+	var op struct {
+		Op   string `json:"op"`
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(m.Data, &op) == nil && op.Op == "follow" {
+		c.holds.touch(c, op.Path)
+		return
+	}
 	select {
 	case c.ctlSem <- struct{}{}:
 	case <-c.ctx.Done():
@@ -148,4 +160,75 @@ func writeJSONError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}
+
+// Followers: a replica serving another replica's run to a client tells the
+// run's replica every followEvery, which then counts the client as
+// attached (Handlers.Hold) until holdFor after the last heartbeat: the
+// run's reconnect grace does not cancel a run followed elsewhere.
+const (
+	followEvery = 3 * time.Second
+	holdFor     = 10 * time.Second
+)
+
+type holds struct {
+	mu sync.Mutex
+	m  map[string]*hold
+}
+
+type hold struct {
+	release func()
+	until   time.Time
+}
+
+func (hs *holds) touch(c *Cluster, runID string) {
+	if c.handlers.Hold == nil {
+		return
+	}
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.m == nil {
+		hs.m = map[string]*hold{}
+	}
+	if h := hs.m[runID]; h != nil {
+		h.until = time.Now().Add(holdFor)
+		return
+	}
+	if len(hs.m) >= 100000 {
+		return
+	}
+	release, ok := c.handlers.Hold(runID)
+	if !ok {
+		return
+	}
+	hs.m[runID] = &hold{release: release, until: time.Now().Add(holdFor)}
+}
+
+// expire releases the holds without a recent heartbeat (all with all).
+func (hs *holds) expire(all bool) {
+	hs.mu.Lock()
+	var done []func()
+	for id, h := range hs.m {
+		if all || time.Now().After(h.until) {
+			done = append(done, h.release)
+			delete(hs.m, id)
+		}
+	}
+	hs.mu.Unlock()
+	for _, f := range done {
+		f()
+	}
+}
+
+// follow is the goroutine (owned by the cluster) that sends this replica's
+// heartbeats and expires the holds others asked for.
+func (c *Cluster) follow() {
+	defer c.holds.expire(true)
+	for c.sleep(followEvery) {
+		for _, f := range c.mirrors.followed() {
+			data, _ := json.Marshal(controlRequest{Op: "follow", Path: f.runID})
+			_ = c.nc.Publish(controlSubject(f.replica), data)
+		}
+		c.holds.expire(false)
+	}
 }

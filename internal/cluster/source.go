@@ -54,12 +54,13 @@ type mirrors struct {
 }
 
 type mirrorEntry struct {
-	m      *subagentstream.Mirror
-	refs   int
-	stop   context.CancelFunc
-	caught chan struct{} // closed when the mirror caught up with the stream
-	err    error         // set before caught is closed when reading failed
-	idle   *time.Timer
+	replica string // the run's replica
+	m       *subagentstream.Mirror
+	refs    int
+	stop    context.CancelFunc
+	caught  chan struct{} // closed when the mirror caught up with the stream
+	err     error         // set before caught is closed when reading failed
+	idle    *time.Timer
 }
 
 func newMirrors(c *Cluster) *mirrors { return &mirrors{c: c, m: map[string]*mirrorEntry{}} }
@@ -88,7 +89,7 @@ func (ms *mirrors) Open(ctx context.Context, runID string) (*subagentstream.Stre
 	}
 	e := ms.m[runID]
 	if e == nil {
-		e = &mirrorEntry{m: subagentstream.NewMirror(r.ThreadID, r.RunID, c.cfg.Stream), caught: make(chan struct{})}
+		e = &mirrorEntry{replica: r.Replica, m: subagentstream.NewMirror(r.ThreadID, r.RunID, c.cfg.Stream), caught: make(chan struct{})}
 		fctx, stop := context.WithCancel(c.ctx)
 		e.stop = stop
 		ms.m[runID] = e
@@ -129,6 +130,22 @@ func (ms *mirrors) release(runID string, e *mirrorEntry) {
 			e.stop()
 		}
 	})
+}
+
+type followed struct{ runID, replica string }
+
+// followed lists the live runs of other replicas this replica serves to a
+// client now.
+func (ms *mirrors) followed() []followed {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	var out []followed
+	for id, e := range ms.m {
+		if e.refs > 0 && e.replica != ms.c.cfg.Replica && !e.m.Ended() {
+			out = append(out, followed{id, e.replica})
+		}
+	}
+	return out
 }
 
 func (ms *mirrors) closeAll() {

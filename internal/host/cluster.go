@@ -65,6 +65,7 @@ func (h *Host) startCluster() error {
 		Local: func(p string, w http.ResponseWriter, r *http.Request) {
 			h.mux.ServeHTTP(w, r.WithContext(httpguard.WithPrincipal(r.Context(), p)))
 		},
+		Hold: h.hub.Hold,
 		EndOrphan: func(ctx context.Context, rec audit.Record) error {
 			h.deleg.EndOrphan(ctx, rec, delegation.FailureCode(cluster.CodeHostLost), "The host replica running the parent run stopped; the remote task was cancelled.")
 			return nil

@@ -548,3 +548,29 @@ func TestClusterNATSLostMidRun(t *testing.T) {
 	after.until(t, "RUN_FINISHED")
 	http.DefaultClient.CloseIdleConnections()
 }
+
+// A browser that leaves the run's replica and follows the run on another
+// one keeps the run alive past the run replica's reconnect grace.
+func TestClusterFollowerOnAnotherReplicaKeepsTheRun(t *testing.T) {
+	checkLeaks(t)
+	ns := natstest.New(t)
+	remote := fakea2a.New(t, fakea2a.Options{Name: "research", Streaming: true, Behavior: fakea2a.Script(fakea2a.Steps(
+		fakea2a.Working("searching"), fakea2a.AwaitRelease(), fakea2a.Completed("done"))...)})
+	cfgA := replicaConfig(t, ns.URL(), "a", remote, hostconfig.Policy{})
+	cfgA.ReconnectGrace = hostconfig.Duration(5 * time.Second)
+	a := startReplica(t, cfgA)
+	b := startReplica(t, replicaConfig(t, ns.URL(), "b", remote, hostconfig.Policy{}))
+	live := postRun(t, a.srv.URL, "run-f")
+	seen := live.until(t, `"subagent.status"`)
+	live.resp.Body.Close() // the browser leaves A
+	onB := events(t, b.srv.URL, "run-f", seen[len(seen)-1].id)
+	time.Sleep(9 * time.Second) // longer than A's reconnect grace
+	for _, id := range remote.Tasks() {
+		remote.Release(id)
+	}
+	rest := onB.rest()
+	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1].data, "RUN_FINISHED") {
+		t.Fatalf("the run followed on B did not finish:\n%s", onB.raw.String())
+	}
+	verifySSE(t, onB.raw.Bytes())
+}

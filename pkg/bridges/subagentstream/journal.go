@@ -398,3 +398,18 @@ func (h *Hub) requester(r *http.Request) string {
 	}
 	return h.opts.Owner(r)
 }
+
+// Hold counts a client that follows the run from elsewhere (another
+// process serving the run's journal) as attached: while held, the run's
+// reconnect grace does not start. release ends the hold (once; later calls
+// do nothing). ok is false when the hub holds no stream for runID.
+func (h *Hub) Hold(runID string) (release func(), ok bool) {
+	h.mu.Lock()
+	_, ok = h.streams[runID]
+	h.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	h.attach(runID)
+	return sync.OnceFunc(func() { h.detach(runID) }), true
+}
