@@ -236,6 +236,7 @@ func (e *Env) startSystem(kind *systemKind, remote string, s Stream, extraEnv []
 		cfg := filepath.Join(e.WorkDir, "host.yaml")
 		host := fmt.Sprintf(`# the benchmark's host: bench/e2e/README.md
 parent: {adapter: scripted, scenario: %q, timeout: 30m}
+max_active_runs: 100000
 agents:
   - key: bench
     display_name: Bench Remote

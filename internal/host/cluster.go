@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/seed0634/agentadaptor/internal/cluster"
@@ -63,6 +64,10 @@ func (h *Host) startCluster() error {
 	}
 	return h.cl.c.Start(cluster.Handlers{
 		Local: func(p string, w http.ResponseWriter, r *http.Request) {
+			if !forwardable(r) {
+				writeHostError(w, http.StatusNotFound, "not_forwardable", "only cancel and input requests are forwarded between replicas")
+				return
+			}
 			h.mux.ServeHTTP(w, r.WithContext(httpguard.WithPrincipal(r.Context(), p)))
 		},
 		Hold: h.hub.Hold,
@@ -71,6 +76,17 @@ func (h *Host) startCluster() error {
 			return nil
 		},
 	})
+}
+
+// forwardable reports whether r is a request another replica may forward:
+// POST .../cancel or POST .../delegations/{id}/input of a run, nothing else.
+func forwardable(r *http.Request) bool {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/agui/runs/")
+	if r.Method != http.MethodPost || !ok {
+		return false
+	}
+	parts := strings.Split(rest, "/")
+	return len(parts) == 2 && parts[1] == "cancel" || len(parts) == 4 && parts[1] == "delegations" && parts[3] == "input"
 }
 
 // admitRun refuses new runs (503) while the replica has lost NATS: their
