@@ -557,14 +557,14 @@ func TestClusterFollowerOnAnotherReplicaKeepsTheRun(t *testing.T) {
 	remote := fakea2a.New(t, fakea2a.Options{Name: "research", Streaming: true, Behavior: fakea2a.Script(fakea2a.Steps(
 		fakea2a.Working("searching"), fakea2a.AwaitRelease(), fakea2a.Completed("done"))...)})
 	cfgA := replicaConfig(t, ns.URL(), "a", remote, hostconfig.Policy{})
-	cfgA.ReconnectGrace = hostconfig.Duration(5 * time.Second)
+	cfgA.ReconnectGrace = hostconfig.Duration(8 * time.Second)
 	a := startReplica(t, cfgA)
 	b := startReplica(t, replicaConfig(t, ns.URL(), "b", remote, hostconfig.Policy{}))
 	live := postRun(t, a.srv.URL, "run-f")
 	seen := live.until(t, `"subagent.status"`)
 	live.resp.Body.Close() // the browser leaves A
 	onB := events(t, b.srv.URL, "run-f", seen[len(seen)-1].id)
-	time.Sleep(9 * time.Second) // longer than A's reconnect grace
+	time.Sleep(12 * time.Second) // longer than A's reconnect grace
 	for _, id := range remote.Tasks() {
 		remote.Release(id)
 	}
