@@ -574,3 +574,35 @@ func TestClusterFollowerOnAnotherReplicaKeepsTheRun(t *testing.T) {
 	}
 	verifySSE(t, onB.raw.Bytes())
 }
+
+// sticky_per_parent_thread_agent across replicas: the thread's second run,
+// on another replica, continues the remote context of its first.
+func TestClusterStickyThreadContextAcrossReplicas(t *testing.T) {
+	ns := natstest.New(t)
+	remote := fakea2a.New(t, fakea2a.Options{Name: "research", Streaming: true, Behavior: fakea2a.Script(fakea2a.Steps(
+		fakea2a.Working("on it"), fakea2a.Completed("done"))...)})
+	policy := hostconfig.Policy{Context: "sticky_per_parent_thread_agent"}
+	a := startReplica(t, replicaConfig(t, ns.URL(), "a", remote, policy))
+	b := startReplica(t, replicaConfig(t, ns.URL(), "b", remote, policy))
+	contextOf := func(base, runID string) string {
+		body := strings.Replace(runInput, "%s", runID, 1) // thread t-1 for both runs
+		req, _ := http.NewRequest(http.MethodPost, base+"/agui", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		s := openSSE(t, req)
+		fs := s.until(t, `"subagent.finished"`)
+		s.rest()
+		var ev struct {
+			Value struct {
+				RemoteContextID string `json:"remoteContextId"`
+			} `json:"value"`
+		}
+		_ = json.Unmarshal([]byte(fs[len(fs)-1].data), &ev)
+		return ev.Value.RemoteContextID
+	}
+	first := contextOf(a.srv.URL, "run-s1")
+	second := contextOf(b.srv.URL, "run-s2")
+	if first == "" || second != first {
+		t.Fatalf("the thread's remote context: %q on A, %q on B", first, second)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
