@@ -310,7 +310,7 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 	}
 	time.Sleep(300 * time.Millisecond)
 	pid := sys.proc.pid()
-	withChildren := k == kindProject
+	withChildren := k == kindProject || k == kindProjectNATS
 	lr := &LevelResult{System: k.name, Concurrency: c, Runs: cfg.runs(c), Stream: cfg.Stream}
 	lr.IdleRSS, lr.IdleRSSAll, lr.IdleAnonAll = memAll(pid, withChildren)
 	every := cfg.SampleEvery
@@ -323,6 +323,10 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 	cpu0, err := ReadCPU(pid)
 	if err != nil {
 		return nil, err
+	}
+	var also0 CPU
+	if a := sys.proc.also; a != nil {
+		also0, _ = ReadCPU(a.pid())
 	}
 	r0, _ := ReadCPU(remote.pid())
 	me0, _ := ReadCPU(os.Getpid())
@@ -344,6 +348,11 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 	me1, _ := ReadCPU(os.Getpid())
 	busy1 := ReadMachineBusy()
 	lr.CPU = cpu1.Sub(cpu0)
+	if a := sys.proc.also; a != nil {
+		// project-nats: the nats-server's CPU counts with the children.
+		also1, _ := ReadCPU(a.pid())
+		lr.CPU.Children += also1.Sub(also0).Self
+	}
 	lr.RemoteCPU = r1.Sub(r0).Self
 	lr.ClientCPU = me1.Sub(me0).Self
 	lr.OtherCPU = max(0, busy1-busy0-lr.CPU.Self-lr.CPU.Children-lr.RemoteCPU-lr.ClientCPU)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,10 +23,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "bare" {
 		return BareMain(args[1:])
 	}
+	if len(args) > 0 && args[0] == "nats" {
+		return NATSMain(args[1:])
+	}
 	fs := flag.NewFlagSet("benche2e", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	levels := fs.String("levels", "1,10,100,1000", "concurrency levels (concurrent delegations), comma-separated")
-	systems := fs.String("systems", strings.Join(Systems, ","), "systems to measure: project, bare, peer")
+	systems := fs.String("systems", strings.Join(Systems, ","), "systems to measure: project, project-nats (serve with cluster.nats_url on a local nats-server), bare, peer")
+	withNATS := fs.Bool("nats", false, "also measure project-nats: the project as one replica of a cluster on a local nats-server with JetStream")
 	chunks := fs.Int("chunks", 50, "chunks per delegation")
 	interval := fs.Duration("interval", 20*time.Millisecond, "pause between a delegation's chunks at the remote (ms resolution)")
 	size := fs.Int("size", 48, "bytes of text per chunk")
@@ -68,6 +73,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			}
 			cfg.Systems = append(cfg.Systems, s)
 		}
+	}
+	if *withNATS && !slices.Contains(cfg.Systems, "project-nats") {
+		cfg.Systems = append(cfg.Systems, "project-nats")
 	}
 	cfg.Runs = func(c int) int {
 		n := max(*rounds*c, *minRuns)

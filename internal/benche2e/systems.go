@@ -49,8 +49,10 @@ func kindOf(name string) (*systemKind, error) {
 		return kindBare, nil
 	case "peer":
 		return kindPeer, nil
+	case "project-nats":
+		return kindProjectNATS, nil
 	}
-	return nil, fmt.Errorf("unknown system %q (want project, bare or peer)", name)
+	return nil, fmt.Errorf("unknown system %q (want project, project-nats, bare or peer)", name)
 }
 
 // Env is where the benchmark finds its programs and puts its files.
@@ -85,6 +87,8 @@ type proc struct {
 	done  chan struct{}
 	err   error
 	name  string
+	// also is stopped after the process (project-nats: its nats-server).
+	also *proc
 }
 
 func (p *proc) pid() int { return p.cmd.Process.Pid }
@@ -93,8 +97,11 @@ func (p *proc) pid() int { return p.cmd.Process.Pid }
 // exit on it), SIGTERM after 3s (serve shuts down gracefully on it), SIGKILL
 // after 15s more.
 func (p *proc) stop() {
+	if p.also != nil {
+		defer p.also.stop()
+	}
 	_ = p.stdin.Close()
-	if p.name == "project" {
+	if strings.HasPrefix(p.name, "project") {
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	}
 	select {
@@ -212,7 +219,16 @@ func (e *Env) startSystem(kind *systemKind, remote string, s Stream, extraEnv []
 		err error
 	)
 	switch kind {
-	case kindProject:
+	case kindProject, kindProjectNATS:
+		var nats *proc
+		cluster := ""
+		if kind == kindProjectNATS {
+			var natsURL string
+			if nats, natsURL, err = e.startNATS(); err != nil {
+				return nil, err
+			}
+			cluster = clusterBlock(natsURL)
+		}
 		scenario := filepath.Join(e.WorkDir, "parent.yaml")
 		if err := os.WriteFile(scenario, fmt.Appendf(nil, "# the benchmark's parent: one delegation per run\nsteps:\n  - call:\n      tool: delegate_to_agent\n      args: {agent: bench, objective: %q}\n", s.Objective()), 0o644); err != nil {
 			return nil, err
@@ -227,16 +243,21 @@ agents:
     protocol: a2a
     agent_card_url: %s/.well-known/agent-card.json
     policy: {max_timeout: 30m, max_concurrent_global: 100000, max_artifact_bytes: 67108864}
-`, scenario, remote)
+`, scenario, remote) + cluster
 		if err := os.WriteFile(cfg, []byte(host), 0o644); err != nil {
 			return nil, err
 		}
-		p, u, err = e.start("project", []string{e.Agentadaptor, "serve", "--config", cfg, "--addr", "127.0.0.1:0"}, extraEnv, true, func(line string) string {
+		p, u, err = e.start(kind.name, []string{e.Agentadaptor, "serve", "--config", cfg, "--addr", "127.0.0.1:0"}, extraEnv, true, func(line string) string {
 			if m := listening.FindStringSubmatch(line); m != nil {
 				return m[1]
 			}
 			return ""
 		})
+		if err != nil && nats != nil {
+			nats.stop()
+		} else if p != nil {
+			p.also = nats
+		}
 	case kindBare:
 		argv := append(append([]string{}, e.BareCmd...), "-remote", remote)
 		p, u, err = e.start("bare", argv, append(append([]string{}, e.BareEnv...), extraEnv...), false, jsonURL)

@@ -82,6 +82,7 @@ type Host struct {
 	addr        string
 	tel         *telemetry.Host
 	closeHTTP   []func() // the connectors' shared transports (with tracing)
+	cl          clustered
 }
 
 // New builds a host from cfg. A nil cfg (or one with the scripted parent
@@ -146,7 +147,15 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	if err != nil {
 		return nil, err
 	}
+	// Delegation events never leave this process (docs/design.md#scale-out).
 	h.bus = delegation.NewMemoryBus()
+	if err := h.openCluster(ctx, cfg.Cluster); err != nil {
+		return nil, err
+	}
+	clAudit, artifacts, contexts := h.cl.stores()
+	if opts.Audit == nil && clAudit != nil {
+		opts.Audit = clAudit
+	}
 	if h.audit = opts.Audit; h.audit == nil {
 		if h.audit, err = openAudit(cfg.AuditFile, opts.Logger); err != nil {
 			return nil, err
@@ -156,8 +165,8 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	// An agent marked fetch_card: startup whose card cannot be fetched or
 	// is malformed fails the start, with the reason: it is configured to be
 	// checked before the tool is offered.
-	h.deleg, err = delegator.New(ctx, delegator.Config{Registry: reg, Bus: h.bus, Audit: h.audit, Artifacts: artifact.NewMemoryStore(0), Logger: opts.Logger,
-		FailOnCardError: true, Observer: h.tel})
+	h.deleg, err = delegator.New(ctx, delegator.Config{Registry: reg, Bus: h.bus, Audit: h.audit, Artifacts: artifacts, Logger: opts.Logger,
+		FailOnCardError: true, Observer: h.tel, Contexts: contexts})
 	if err != nil {
 		return nil, err
 	}
@@ -178,13 +187,13 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	if err != nil {
 		return nil, err
 	}
-	h.hub = subagentstream.NewHub(h.bus, subagentstream.HubOptions{
+	h.hub = subagentstream.NewHub(h.bus, h.cl.hubOptions(subagentstream.HubOptions{
 		ReconnectGrace: time.Duration(cfg.ReconnectGrace),
 		AllowedOrigins: cfg.AllowedOrigins,
 		Owner:          principal,
 		Logger:         opts.Logger,
 		Stream:         subagentstream.Options{Observer: h.tel},
-	})
+	}))
 	chat := sse.NewHandler(h.sdk,
 		sse.WithRegistry(h.registry),
 		sse.WithAllowedOrigins(cfg.AllowedOrigins...),
@@ -199,11 +208,11 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 			h.owners.add(runID, owner, rh.RunID())
 		}),
 	)
-	h.mux.Handle("/agui", chat)
-	h.mux.Handle("/agui/runs/{runId}/cancel", chat.CancelHandler())
+	h.mux.Handle("/agui", h.admitRun(chat))
+	h.mux.Handle("/agui/runs/{runId}/cancel", h.forwarded(chat.CancelHandler()))
 	h.mux.Handle("/agui/runs/{runId}/events", h.hub.EventsHandler())
 	h.mux.Handle("GET /agui/runs/{runId}/delegations", h.byAGUIRunID(audit.Handler(h.audit)))
-	h.mux.Handle("POST /agui/runs/{runId}/delegations/{delegationId}/input", h.byAGUIRunID(h.deleg.InputHandler()))
+	h.mux.Handle("POST /agui/runs/{runId}/delegations/{delegationId}/input", h.forwarded(h.byAGUIRunID(h.deleg.InputHandler())))
 	h.mux.Handle("GET /agui/runs/{runId}/delegations/{delegationId}/artifacts/{artifactId}", h.byAGUIRunID(artifact.Handler(h.deleg.Artifacts())))
 	h.mux.Handle("GET /metrics", h.tel.MetricsHandler())
 	h.mux.Handle("/", web.Handler())
@@ -214,8 +223,12 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 			// The audit sink fails: the host still serves, but says so.
 			body["status"], body["audit"] = "degraded", "the audit file cannot be written; see the host log"
 		}
+		h.cl.health(body)
 		_ = json.NewEncoder(w).Encode(body)
 	})
+	if err := h.startCluster(); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
@@ -295,6 +308,9 @@ func (h *Host) closeServices(ctx context.Context) {
 	}
 	for _, c := range h.closeHTTP {
 		c()
+	}
+	if err := h.cl.close(ctx); err != nil {
+		h.log.Warn("agentadaptor: closing the cluster connection", "err", err)
 	}
 }
 

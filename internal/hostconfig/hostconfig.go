@@ -40,6 +40,68 @@ type Config struct {
 	// MaxActiveRuns bounds the chat runs (parent CLI processes) at once:
 	// beyond it POST /agui answers 429 with Retry-After (default 32).
 	MaxActiveRuns int `yaml:"max_active_runs"`
+	// Cluster, with a NATS URL, makes this host one replica of several
+	// sharing runs, audit and artifacts over NATS JetStream (README
+	// "Running several replicas"). Without one the host is one process,
+	// in memory.
+	Cluster Cluster `yaml:"cluster"`
+}
+
+// Cluster configures scale-out over NATS JetStream
+// (docs/design.md#scale-out).
+type Cluster struct {
+	// NATSURL is the NATS server (nats://host:4222; a comma-separated list
+	// for a NATS cluster). Empty (the default): one process, in memory.
+	NATSURL string `yaml:"nats_url"`
+	// Replica names this replica (default: hostname-pid): 1-64 letters,
+	// digits, '-' or '_'; unique among the replicas.
+	Replica string `yaml:"replica"`
+	// Lease is how long a replica's runs outlive its last sign of life
+	// before another replica ends them (default 10s; at least 1s).
+	Lease Duration `yaml:"lease"`
+	// CredsRef refers to NATS credentials (a .creds file's content: user
+	// JWT and nkey seed) as env:NAME or file:/path; never inline.
+	CredsRef string `yaml:"creds_ref"`
+}
+
+// DefaultLease is Cluster.Lease when the config leaves it 0.
+const DefaultLease = Duration(10 * time.Second)
+
+var replicaPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// validate checks the cluster block and fills its defaults (but the
+// replica name, which depends on the process).
+func (c *Cluster) validate() error {
+	if c.NATSURL == "" {
+		if c.Replica != "" || c.Lease != 0 || c.CredsRef != "" {
+			return &Error{Field: "cluster.nats_url", Reason: "is required when other cluster fields are set (without it the host is one process)"}
+		}
+		return nil
+	}
+	for _, raw := range strings.Split(c.NATSURL, ",") {
+		u, err := url.Parse(strings.TrimSpace(raw))
+		switch {
+		case err != nil || u.Host == "":
+			return &Error{Field: "cluster.nats_url", Reason: fmt.Sprintf("%q is not a URL such as nats://127.0.0.1:4222", raw)}
+		case u.User != nil:
+			return &Error{Field: "cluster.nats_url", Reason: "must not carry credentials: give them as creds_ref (env:NAME or file:/path)"}
+		case u.Scheme != "nats" && u.Scheme != "tls":
+			return &Error{Field: "cluster.nats_url", Reason: fmt.Sprintf("scheme %q is not nats or tls", u.Scheme)}
+		}
+	}
+	if c.Replica != "" && !replicaPattern.MatchString(c.Replica) {
+		return &Error{Field: "cluster.replica", Reason: fmt.Sprintf("%q must be 1-64 letters, digits, '-' or '_'", c.Replica)}
+	}
+	if c.Lease == 0 {
+		c.Lease = DefaultLease
+	}
+	if c.Lease < Duration(time.Second) {
+		return &Error{Field: "cluster.lease", Reason: "must be at least 1s"}
+	}
+	if c.CredsRef != "" && (!strings.HasPrefix(c.CredsRef, "env:") && !strings.HasPrefix(c.CredsRef, "file:") || len(c.CredsRef) <= len("env:")) {
+		return &Error{Field: "cluster.creds_ref", Reason: "must be env:NAME or file:/path (never the credentials themselves)"}
+	}
+	return nil
 }
 
 // Auth is the host's access control.
@@ -323,6 +385,12 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxActiveRuns == 0 {
 		c.MaxActiveRuns = DefaultMaxActiveRuns
+	}
+	if err := c.Cluster.validate(); err != nil {
+		return err
+	}
+	if c.Cluster.NATSURL != "" && c.AuditFile != "" {
+		return &Error{Field: "audit_file", Reason: "a cluster keeps its audit in JetStream: remove audit_file or cluster.nats_url"}
 	}
 	names := map[string]bool{}
 	for i, tk := range c.Auth.Tokens {

@@ -160,3 +160,38 @@ agents:
 		})
 	}
 }
+
+func TestClusterBlock(t *testing.T) {
+	c, err := Parse("host.yaml", []byte("cluster: {nats_url: nats://127.0.0.1:4222, replica: a, creds_ref: env:NATS_CREDS}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Cluster.NATSURL != "nats://127.0.0.1:4222" || c.Cluster.Replica != "a" || c.Cluster.Lease != DefaultLease {
+		t.Fatalf("%+v", c.Cluster)
+	}
+	if c, err := Parse("host.yaml", []byte("cluster: {nats_url: 'nats://a:4222,nats://b:4222', lease: 3s}\n")); err != nil || time.Duration(c.Cluster.Lease) != 3*time.Second {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if c, err := Parse("host.yaml", []byte("cluster: {}\n")); err != nil || c.Cluster.NATSURL != "" || c.Cluster.Lease != 0 {
+		t.Fatalf("an empty cluster block is one process: %+v %v", c, err)
+	}
+	for _, tt := range []struct{ name, doc, field string }{
+		{"unknown field", "cluster: {nats_url: nats://x:4222, leases: 3s}\n", "leases"},
+		{"fields without a url", "cluster: {replica: a}\n", "cluster.nats_url"},
+		{"bad scheme", "cluster: {nats_url: 'http://x:4222'}\n", "cluster.nats_url"},
+		{"no host", "cluster: {nats_url: 'nats-server'}\n", "cluster.nats_url"},
+		{"credentials in the url", "cluster: {nats_url: 'nats://u:p@x:4222'}\n", "cluster.nats_url"},
+		{"bad replica", "cluster: {nats_url: nats://x:4222, replica: 'a.b'}\n", "cluster.replica"},
+		{"short lease", "cluster: {nats_url: nats://x:4222, lease: 100ms}\n", "cluster.lease"},
+		{"inline creds", "cluster: {nats_url: nats://x:4222, creds_ref: '-----BEGIN NATS USER JWT-----'}\n", "cluster.creds_ref"},
+		{"audit file in a cluster", "audit_file: a.jsonl\ncluster: {nats_url: nats://x:4222}\n", "audit_file"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("host.yaml", []byte(tt.doc))
+			var e *Error
+			if !errors.As(err, &e) || e.Field != tt.field {
+				t.Fatalf("got %v, want an error on %s", err, tt.field)
+			}
+		})
+	}
+}

@@ -43,6 +43,12 @@ type HubOptions struct {
 	// Nil: every request may follow every run.
 	Owner  func(*http.Request) string
 	Logger *slog.Logger
+	// Journal, when set, receives every frame of every run the hub merges
+	// (docs/design.md#scale-out). Nil: nothing leaves the process.
+	Journal Journal
+	// Source, when set, serves EventsHandler the runs the hub does not
+	// hold (runs of another process). Nil: only the hub's own runs.
+	Source Source
 }
 
 // Hub owns the merged streams of a host's runs: it implements
@@ -156,7 +162,7 @@ func (h *Hub) Owner(runID string) (string, bool) {
 // reconnects) a stream under runID, which a new run must not replace.
 func (h *Hub) RunIDInUse(runID string) bool {
 	_, ok := h.Stream(runID)
-	return ok
+	return ok || h.opts.Source != nil && h.opts.Source.Known(runID)
 }
 
 // Start begins merging a started run's stream under the AG-UI ids.
@@ -171,7 +177,11 @@ func (h *Hub) start(handle *agentadaptor.RunHandle, threadID, runID, owner strin
 	} else {
 		sub = h.bus.SubscribeRun(h.ctx, handle.RunID())
 	}
-	st := &hubStream{Stream: newStream(handle, threadID, runID, h.opts.Stream), owner: owner, handle: handle}
+	opts := h.opts.Stream
+	if h.opts.Journal != nil {
+		opts.journal = h.opts.Journal.Begin(JournalRun{RunID: runID, ThreadID: threadID, SDKRunID: handle.RunID(), Owner: owner, Cancel: handle.Cancel})
+	}
+	st := &hubStream{Stream: newStream(handle, threadID, runID, opts), owner: owner, handle: handle}
 	h.mu.Lock()
 	h.streams[runID] = st
 	h.mu.Unlock()
@@ -246,6 +256,17 @@ func (h *Hub) EventsHandler() http.Handler {
 		st, ok := h.Stream(runID)
 		if owner, known := h.Owner(runID); ok && known && h.opts.Owner != nil && owner != h.opts.Owner(r) {
 			ok = false // another principal's run: as if it did not exist
+		}
+		if !ok && h.opts.Source != nil {
+			src, release, err := h.openSource(r.Context(), h.requester(r), runID)
+			if err != nil {
+				writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+				return
+			}
+			if src != nil {
+				defer release()
+				st, ok = src, true
+			}
 		}
 		if !ok {
 			writeError(w, http.StatusNotFound, "run_not_found", fmt.Sprintf("no stream for run %q: it never existed here or ended more than %s ago", runID, h.opts.Retention))

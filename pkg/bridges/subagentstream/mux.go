@@ -83,6 +83,10 @@ type Options struct {
 	// Observer, if set, receives the stream's measurements for the host's
 	// metrics (docs/design.md#observability); nil measures nothing.
 	Observer Observer
+
+	// journal receives the stream's frames (set by the Hub from
+	// HubOptions.Journal; see journal.go).
+	journal RunJournal
 }
 
 // Observer receives what the mux measures for the host's telemetry
@@ -395,6 +399,7 @@ func (s *Stream) forgetMergeState() {
 }
 
 func (s *Stream) finish() {
+	defer s.endJournal()
 	s.mu.Lock()
 	s.ended = true
 	subs := s.subs
@@ -789,6 +794,9 @@ func (s *Stream) append(f *Frame) {
 	}
 	for sub := range s.subs {
 		sub.push(f)
+	}
+	if s.opts.journal != nil {
+		s.opts.journal.Append(f)
 	}
 }
 

@@ -20,8 +20,11 @@ type openState struct {
 	reason   map[string]int // reasoning messages
 	rblock   map[string]int // reasoning blocks
 	tools    map[string]openTool
-	subs     map[string]openSub
-	n        int
+	// unresulted are tool calls that ended without their result yet: a
+	// resumed stream re-opens and ends them, so that the result is valid.
+	unresulted map[string]openTool
+	subs       map[string]openSub
+	n          int
 }
 
 type openTool struct {
@@ -36,7 +39,7 @@ type openSub struct {
 }
 
 func newOpenState() *openState {
-	return &openState{text: map[string]int{}, reason: map[string]int{}, rblock: map[string]int{}, tools: map[string]openTool{}, subs: map[string]openSub{}}
+	return &openState{text: map[string]int{}, reason: map[string]int{}, rblock: map[string]int{}, tools: map[string]openTool{}, unresulted: map[string]openTool{}, subs: map[string]openSub{}}
 }
 
 func (s *openState) clone() *openState {
@@ -46,6 +49,7 @@ func (s *openState) clone() *openState {
 	maps.Copy(c.reason, s.reason)
 	maps.Copy(c.rblock, s.rblock)
 	maps.Copy(c.tools, s.tools)
+	maps.Copy(c.unresulted, s.unresulted)
 	maps.Copy(c.subs, s.subs)
 	return c
 }
@@ -83,6 +87,8 @@ func decodeStateEvent(f *Frame) events.Event {
 		ev = &events.ToolCallStartEvent{}
 	case events.EventTypeToolCallEnd:
 		ev = &events.ToolCallEndEvent{}
+	case events.EventTypeToolCallResult:
+		ev = &events.ToolCallResultEvent{}
 	case EventSubagentStarted:
 		ev = &SubagentStartedEvent{}
 	case EventSubagentFinished:
@@ -122,7 +128,12 @@ func (s *openState) apply(ev events.Event) {
 		}
 		s.tools[e.ToolCallID] = openTool{order: s.n, name: e.ToolCallName, parent: p}
 	case *events.ToolCallEndEvent:
+		if t, ok := s.tools[e.ToolCallID]; ok && len(s.unresulted) < maxUnresulted {
+			s.unresulted[e.ToolCallID] = t
+		}
 		delete(s.tools, e.ToolCallID)
+	case *events.ToolCallResultEvent:
+		delete(s.unresulted, e.ToolCallID)
 	case *SubagentStartedEvent:
 		s.subs[e.SubagentRunID] = openSub{order: s.n, ev: e}
 	case *SubagentFinishedEvent:
@@ -132,9 +143,14 @@ func (s *openState) apply(ev events.Event) {
 	}
 }
 
+// maxUnresulted bounds the ended tool calls a state remembers until their
+// result.
+const maxUnresulted = 1024
+
 // reopen returns the events that bring a fresh client to this state:
 // RUN_STARTED, then every open text message, reasoning message, tool call
-// and subagent, in the order they were opened.
+// (and, started and ended again, every tool call still waiting for its
+// result) and subagent, in the order they were opened.
 func (s *openState) reopen(at time.Time, threadID, runID string) []events.Event {
 	out := []events.Event{events.NewRunStartedEvent(threadID, runID)}
 	type item struct {
@@ -157,6 +173,13 @@ func (s *openState) reopen(at time.Time, threadID, runID string) []events.Event 
 			opts = append(opts, events.WithParentMessageID(t.parent))
 		}
 		items = append(items, item{t.order, events.NewToolCallStartEvent(id, t.name, opts...)})
+	}
+	for id, t := range s.unresulted {
+		var opts []events.ToolCallStartOption
+		if t.parent != "" {
+			opts = append(opts, events.WithParentMessageID(t.parent))
+		}
+		items = append(items, item{t.order, events.NewToolCallStartEvent(id, t.name, opts...)}, item{t.order, events.NewToolCallEndEvent(id)})
 	}
 	for _, sub := range s.subs {
 		c := *sub.ev

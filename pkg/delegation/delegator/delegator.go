@@ -42,6 +42,9 @@ type Config struct {
 	// (defaults 1s, doubling up to 30s, and 10 attempts).
 	CleanupInterval time.Duration
 	CleanupAttempts int
+	// Contexts remembers the sticky remote contexts (default: in memory,
+	// NewMemoryContexts).
+	Contexts ContextStore
 	// FailOnCardError makes New fail when a startup card fetch fails;
 	// otherwise the agent is left out (malformed card) or retried on first
 	// call (unreachable), and the problem is logged.
@@ -91,6 +94,9 @@ func (c *Config) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.Contexts == nil {
+		c.Contexts = NewMemoryContexts(0)
+	}
 	if c.CancelTimeout <= 0 {
 		c.CancelTimeout = 5 * time.Second
 	}
@@ -131,7 +137,6 @@ type Delegator struct {
 	runs     map[string]*runState
 	active   map[string]*inflight
 	all      activity
-	contexts map[string]string
 	watchers map[string]context.CancelFunc
 	wg       sync.WaitGroup
 }
@@ -205,7 +210,7 @@ func New(ctx context.Context, cfg Config) (*Delegator, error) {
 	}
 	cfg.defaults()
 	d := &Delegator{cfg: cfg, reg: cfg.Registry, bus: cfg.Bus, audit: cfg.Audit, artifacts: cfg.Artifacts, log: cfg.Logger,
-		runs: map[string]*runState{}, active: map[string]*inflight{}, contexts: map[string]string{}, watchers: map[string]context.CancelFunc{}}
+		runs: map[string]*runState{}, active: map[string]*inflight{}, watchers: map[string]context.CancelFunc{}}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	if err := d.reg.Load(ctx); err != nil {
 		d.log.Warn("remote agent registry: startup problems", "error", d.reg.Secrets().Redact(err.Error()))
@@ -317,12 +322,10 @@ func (d *Delegator) EndRun(ctx context.Context, runID string) error {
 	if d.runs[runID] == rs {
 		delete(d.runs, runID)
 	}
-	for k := range d.contexts {
-		if strings.HasPrefix(k, "run\x00"+runID+"\x00") {
-			delete(d.contexts, k)
-		}
-	}
 	d.mu.Unlock()
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), contextTimeout)
+	d.cfg.Contexts.ForgetRun(fctx, runID)
+	cancel()
 	d.corr.ForgetRun(runID)
 	return err
 }
@@ -521,43 +524,46 @@ func (d *Delegator) watchParked(f *inflight, resumed <-chan struct{}) {
 	f.end()
 }
 
-// stickyKey returns the key under which a sticky context is remembered ("" for ephemeral).
-func stickyKey(req Request, spec registry.RemoteAgentSpec) string {
+// stickyKey returns the key under which a sticky context is remembered
+// (false for ephemeral).
+func stickyKey(req Request, spec registry.RemoteAgentSpec) (ContextKey, bool) {
 	switch spec.Policy.ContextPolicy {
 	case registry.ContextStickyPerParentThreadAgent:
 		if req.SessionKey != "" {
-			return "thread\x00" + req.SessionKey + "\x00" + spec.Key
+			return ContextKey{Thread: req.SessionKey, Agent: spec.Key}, true
 		}
-		return "run\x00" + req.RunID + "\x00" + spec.Key
+		return ContextKey{Run: req.RunID, Agent: spec.Key}, true
 	case registry.ContextStickyPerRunAgent:
-		return "run\x00" + req.RunID + "\x00" + spec.Key
+		return ContextKey{Run: req.RunID, Agent: spec.Key}, true
 	}
-	return ""
+	return ContextKey{}, false
 }
+
+// contextTimeout bounds one ContextStore call.
+const contextTimeout = 2 * time.Second
 
 func (d *Delegator) stickyContext(req Request, spec registry.RemoteAgentSpec) string {
-	k := stickyKey(req, spec)
-	if k == "" {
+	k, ok := stickyKey(req, spec)
+	if !ok {
 		return ""
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.contexts[k]
+	ctx, cancel := context.WithTimeout(d.ctx, contextTimeout)
+	defer cancel()
+	id, _ := d.cfg.Contexts.Get(ctx, k)
+	return id
 }
 
-// maxStickyContexts bounds the remembered sticky contexts.
+// maxStickyContexts bounds the remembered sticky contexts (MemoryContexts).
 const maxStickyContexts = 100000
 
 func (d *Delegator) rememberContext(req Request, spec registry.RemoteAgentSpec, contextID string) {
-	k := stickyKey(req, spec)
-	if k == "" || contextID == "" {
+	k, ok := stickyKey(req, spec)
+	if !ok || contextID == "" {
 		return
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if len(d.contexts) < maxStickyContexts {
-		d.contexts[k] = contextID
-	}
+	ctx, cancel := context.WithTimeout(d.ctx, contextTimeout)
+	defer cancel()
+	d.cfg.Contexts.Put(ctx, k, contextID)
 }
 
 // onCorrelated announces a parent tool call found after the delegation started.

@@ -1,0 +1,165 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/seed0634/agentadaptor/internal/cluster"
+	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/httpguard"
+	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation/artifact"
+	"github.com/seed0634/agentadaptor/pkg/delegation/audit"
+	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"
+)
+
+// clustered is what a replica of a scaled-out host (config cluster.nats_url)
+// shares with the others (docs/design.md#scale-out); the zero value, for a
+// single process, shares nothing.
+type clustered struct {
+	c *cluster.Cluster
+}
+
+// openCluster connects to NATS when the config has a cluster: an
+// unreachable NATS fails New with one clear error.
+func (h *Host) openCluster(ctx context.Context, cfg hostconfig.Cluster) error {
+	if cfg.NATSURL == "" {
+		return nil
+	}
+	c, err := cluster.New(ctx, cluster.Config{URL: cfg.NATSURL, Replica: cfg.Replica, Lease: time.Duration(cfg.Lease),
+		CredsRef: cfg.CredsRef, Logger: h.log})
+	if err != nil {
+		return err
+	}
+	h.cl.c = c
+	return nil
+}
+
+// stores returns the audit, artifact and sticky context stores: the
+// cluster's when there is one, else nil (the defaults).
+func (cl clustered) stores() (audit.Store, artifact.Store, delegator.ContextStore) {
+	if cl.c == nil {
+		return nil, artifact.NewMemoryStore(0), nil
+	}
+	return cl.c.Audit(), cl.c.Artifacts(), cl.c.Contexts()
+}
+
+// hubOptions adds the cluster's journal and source to the hub's options.
+func (cl clustered) hubOptions(o subagentstream.HubOptions) subagentstream.HubOptions {
+	if cl.c != nil {
+		o.Journal, o.Source = cl.c.Journal(), cl.c.Source()
+	}
+	return o
+}
+
+// startCluster serves the other replicas: forwarded requests on h's routes, and
+// the delegations of runs whose replica died.
+func (h *Host) startCluster() error {
+	if h.cl.c == nil {
+		return nil
+	}
+	return h.cl.c.Start(cluster.Handlers{
+		Local: func(p string, w http.ResponseWriter, r *http.Request) {
+			if !forwardable(r) {
+				writeHostError(w, http.StatusNotFound, "not_forwardable", "only cancel and input requests are forwarded between replicas")
+				return
+			}
+			h.mux.ServeHTTP(w, r.WithContext(httpguard.WithPrincipal(r.Context(), p)))
+		},
+		Hold: h.hub.Hold,
+		EndOrphan: func(ctx context.Context, rec audit.Record) error {
+			h.deleg.EndOrphan(ctx, rec, delegation.FailureCode(cluster.CodeHostLost), "The host replica running the parent run stopped; the remote task was cancelled.")
+			return nil
+		},
+	})
+}
+
+// forwardable reports whether r is a request another replica may forward:
+// POST .../cancel or POST .../delegations/{id}/input of a run, nothing else.
+func forwardable(r *http.Request) bool {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/agui/runs/")
+	if r.Method != http.MethodPost || !ok {
+		return false
+	}
+	parts := strings.Split(rest, "/")
+	return len(parts) == 2 && parts[1] == "cancel" || len(parts) == 4 && parts[1] == "delegations" && parts[3] == "input"
+}
+
+// admitRun refuses new runs (503) while the replica has lost NATS: their
+// streams could not be shared.
+func (h *Host) admitRun(next http.Handler) http.Handler {
+	if h.cl.c == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			if err := h.cl.c.Err(); err != nil {
+				w.Header().Set("Retry-After", "5")
+				writeHostError(w, http.StatusServiceUnavailable, "cluster_unavailable", "this replica cannot share new runs with the others right now ("+err.Error()+"); retry, or use another replica")
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// forwarded sends a POST on a run another replica runs (cancel, input
+// answer) to that replica.
+func (h *Host) forwarded(next http.Handler) http.Handler {
+	if h.cl.c == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("runId")
+		if r.Method == http.MethodPost {
+			if _, local := h.registry.Lookup(id); !local && h.cl.c.Forward(w, r, id, principal(r)) {
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// owner returns what the cluster knows of a run of any replica.
+func (cl clustered) owner(runID string) (ownerEntry, bool) {
+	if cl.c == nil {
+		return ownerEntry{}, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rec, err := cl.c.Run(ctx, runID)
+	if err != nil {
+		return ownerEntry{}, false
+	}
+	return ownerEntry{principal: rec.Principal, sdkRunID: rec.SDKRunID, at: time.Now()}, true
+}
+
+// health adds the cluster's state to /healthz.
+func (cl clustered) health(body map[string]any) {
+	if cl.c == nil {
+		return
+	}
+	st := map[string]any{"replica": cl.c.Replica(), "nats": "connected"}
+	if err := cl.c.Err(); err != nil {
+		st["nats"] = err.Error()
+		body["status"] = "degraded"
+	}
+	body["cluster"] = st
+}
+
+func (cl clustered) close(ctx context.Context) error {
+	if cl.c == nil {
+		return nil
+	}
+	return cl.c.Close(ctx)
+}
+
+func writeHostError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}

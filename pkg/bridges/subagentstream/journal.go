@@ -1,0 +1,415 @@
+package subagentstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+	"github.com/seed0634/agentadaptor/pkg/bridges/agui"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
+)
+
+// JournalRun describes a run whose frames a Hub hands to its Journal.
+type JournalRun struct {
+	// RunID is the AG-UI runId, ThreadID the AG-UI threadId.
+	RunID, ThreadID string
+	// SDKRunID is the SDK's run id (the one delegations and audit records
+	// use).
+	SDKRunID string
+	// Owner is the principal that started the run (see HubOptions.Owner).
+	Owner string
+	// Cancel cancels the run, as POST .../cancel does (e.g. when the
+	// journal learns that the run was ended elsewhere).
+	Cancel func(context.Context) error
+}
+
+// Journal receives every frame of the runs a Hub merges, with its id, in
+// cursor order: what another process needs to serve the same stream
+// (docs/design.md#scale-out). Set it as HubOptions.Journal.
+type Journal interface {
+	// Begin is called when the hub starts a run's stream, before its first
+	// frame. A nil RunJournal journals nothing for the run.
+	Begin(run JournalRun) RunJournal
+}
+
+// RunJournal receives one run's frames from its Stream.
+type RunJournal interface {
+	// Append is called once per frame, in cursor order, with the stream's
+	// lock held: it must not block (buffer, bounded). The frame is
+	// immutable and may be retained.
+	Append(f *Frame)
+	// End is called once, after the stream's last frame. complete is true
+	// when the stream ended with its terminal event (RUN_FINISHED or
+	// RUN_ERROR), false when it was cut (its Hub closed first).
+	End(complete bool)
+}
+
+// Source serves the streams of runs that this Hub does not merge itself
+// (runs of another process, read from a journal), for EventsHandler. Set
+// it as HubOptions.Source.
+type Source interface {
+	// Open returns the stream of the run with the AG-UI runId, the
+	// principal that started it, and a release function to call when the
+	// caller no longer reads it. It returns an error wrapping ErrNoRun
+	// when the source knows no such run (or it ended longer ago than it
+	// retains runs); other errors mean the source is unavailable.
+	Open(ctx context.Context, runID string) (st *Stream, owner string, release func(), err error)
+	// Known reports whether the source holds or retains a run with this
+	// runId, which a new run must then not take.
+	Known(runID string) bool
+}
+
+// ErrNoRun is wrapped by Source.Open for a run the source does not know.
+var ErrNoRun = errors.New("subagentstream: no such run")
+
+// isTerminalType reports whether t ends an AG-UI run.
+func isTerminalType(t events.EventType) bool {
+	return t == events.EventTypeRunFinished || t == events.EventTypeRunError
+}
+
+// endJournal tells the stream's journal that the stream ended.
+func (s *Stream) endJournal() {
+	j := s.opts.journal
+	if j == nil {
+		return
+	}
+	s.mu.Lock()
+	complete := len(s.log) > 0 && isTerminalType(s.log[len(s.log)-1].Type)
+	s.mu.Unlock()
+	j.End(complete)
+}
+
+// openSource opens runID from the hub's Source for r: nil stream (and a
+// nil error) when there is no such run for r's principal.
+func (h *Hub) openSource(ctx context.Context, requester string, runID string) (*Stream, func(), error) {
+	st, owner, release, err := h.opts.Source.Open(ctx, runID)
+	if errors.Is(err, ErrNoRun) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if h.opts.Owner != nil && owner != requester {
+		release()
+		return nil, nil, nil // another principal's run: as if it did not exist
+	}
+	return st, release, nil
+}
+
+// Defaults of a Mirror.
+const (
+	// MirrorMaxAhead bounds the frames a Mirror holds while an earlier one
+	// is missing.
+	MirrorMaxAhead = 4096
+)
+
+// ErrMirrorGap is returned by Mirror.Append when too many frames arrived
+// ahead of a missing one.
+var ErrMirrorGap = errors.New("subagentstream: too many frames ahead of a missing one")
+
+// Mirror is a Stream fed from outside: the frames of a run that another
+// process merges, appended with their ids (from a Journal). Its Stream
+// serves Subscribe(after) exactly as the original does: replay, then live,
+// re-opening what was open at the cursor. Frames may arrive out of order
+// or twice; a Mirror applies each id once, in order. It has no goroutine.
+type Mirror struct {
+	s *Stream
+
+	mu      sync.Mutex
+	ahead   map[uint64]*Frame
+	endAt   uint64 // the run ended after this frame (0: not known yet)
+	ended   bool
+	subs    map[string]map[string]any // open delegations (CUSTOM mode): id -> last value
+	subsOrd map[string]int
+	n       int
+}
+
+// NewMirror returns an empty mirror of the run with these AG-UI ids.
+func NewMirror(threadID, runID string, opts Options) *Mirror {
+	opts.defaults()
+	opts.journal = nil
+	s := &Stream{
+		opts: opts, threadID: threadID, runID: runID,
+		base: newOpenState(), firstID: 1, subs: map[*Subscriber]struct{}{}, done: make(chan struct{}),
+	}
+	return &Mirror{s: s, ahead: map[uint64]*Frame{}, subs: map[string]map[string]any{}, subsOrd: map[string]int{}}
+}
+
+// Stream returns the mirrored stream.
+func (m *Mirror) Stream() *Stream { return m.s }
+
+// LastID returns the id of the last frame applied.
+func (m *Mirror) LastID() uint64 {
+	m.s.mu.Lock()
+	defer m.s.mu.Unlock()
+	return m.s.lastID
+}
+
+// Ended reports whether the mirrored stream has ended.
+func (m *Mirror) Ended() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ended
+}
+
+// Append adds the frame with this id (its type and JSON as the original
+// stream wrote them). A frame already applied is ignored; one ahead of a
+// missing frame is held until the gap fills (at most MirrorMaxAhead). Frames
+// after the end are ignored.
+func (m *Mirror) Append(id uint64, typ events.EventType, data []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended || id == 0 {
+		return nil
+	}
+	last := m.LastID()
+	switch {
+	case id <= last:
+		return nil
+	case id > last+1:
+		if _, dup := m.ahead[id]; !dup {
+			if len(m.ahead) >= MirrorMaxAhead {
+				return fmt.Errorf("%w: frame %d of run %s is missing", ErrMirrorGap, last+1, m.s.runID)
+			}
+			m.ahead[id] = mirrorFrame(id, typ, data)
+		}
+		return nil
+	}
+	m.applyLocked(mirrorFrame(id, typ, data))
+	for {
+		next := m.LastID() + 1
+		f, ok := m.ahead[next]
+		if !ok {
+			break
+		}
+		delete(m.ahead, next)
+		m.applyLocked(f)
+	}
+	m.maybeEndLocked()
+	return nil
+}
+
+// End records that the run ended after frame last: once every frame up to
+// it was applied, the stream ends (subscribers get io.EOF after it).
+func (m *Mirror) End(last uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended {
+		return
+	}
+	if m.endAt == 0 || last < m.endAt {
+		m.endAt = last
+	}
+	m.maybeEndLocked()
+}
+
+// Stop ends the mirror where it is (e.g. when its reader stops), without
+// a terminal event.
+func (m *Mirror) Stop() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.stopLocked()
+}
+
+func (m *Mirror) maybeEndLocked() {
+	if m.endAt > 0 && m.LastID() >= m.endAt {
+		m.stopLocked()
+	}
+}
+
+func (m *Mirror) stopLocked() {
+	if m.ended {
+		return
+	}
+	m.ended = true
+	clear(m.ahead)
+	m.s.finish()
+	close(m.s.done)
+}
+
+func (m *Mirror) applyLocked(f *Frame) {
+	if f.Type == events.EventTypeCustom {
+		m.track(f)
+	}
+	m.s.append(f) // numbers it LastID()+1, which is f's id
+}
+
+// track follows the open delegations of CUSTOM mode.
+func (m *Mirror) track(f *Frame) {
+	var ev struct {
+		Name  string         `json:"name"`
+		Value map[string]any `json:"value"`
+	}
+	if json.Unmarshal(f.Data, &ev) != nil || ev.Value == nil {
+		return
+	}
+	id, _ := ev.Value["delegationId"].(string)
+	if id == "" {
+		return
+	}
+	switch delegation.DelegationEventKind(ev.Name) {
+	case delegation.DelegationFinished, delegation.DelegationFailed, delegation.DelegationCancelled:
+		delete(m.subs, id)
+		delete(m.subsOrd, id)
+	default:
+		if _, open := m.subs[id]; !open && ev.Name != string(delegation.DelegationStarted) {
+			return
+		}
+		if _, open := m.subs[id]; !open {
+			m.n++
+			m.subsOrd[id] = m.n
+		}
+		m.subs[id] = ev.Value
+	}
+}
+
+// mirrorFrame rebuilds a frame from the wire, with what subscribers need to
+// coalesce a subagent text delta.
+func mirrorFrame(id uint64, typ events.EventType, data []byte) *Frame {
+	f := &Frame{ID: id, Type: typ, Data: data}
+	if typ != events.EventTypeCustom {
+		return f
+	}
+	var ev struct {
+		Name          string         `json:"name"`
+		Value         map[string]any `json:"value"`
+		Timestamp     *int64         `json:"timestamp"`
+		SubagentRunID string         `json:"subagentRunId"`
+	}
+	if json.Unmarshal(data, &ev) != nil || ev.Value == nil {
+		return f
+	}
+	f.delegation, _ = ev.Value["delegationId"].(string)
+	if ev.SubagentRunID != "" {
+		f.delegation = ev.SubagentRunID
+	}
+	text, _ := ev.Value["delta"].(string)
+	if ev.Name != string(delegation.DelegationTextDelta) || f.delegation == "" {
+		return f
+	}
+	msgID, _ := ev.Value["messageId"].(string)
+	at := time.Now()
+	if ev.Timestamp != nil {
+		at = time.UnixMilli(*ev.Timestamp)
+	}
+	value, name, attributed := ev.Value, ev.Name, ev.SubagentRunID
+	f.delta = &deltaInfo{delegationID: f.delegation, messageID: msgID, text: text, rebuild: func(text string) events.Event {
+		v := maps.Clone(value)
+		v["delta"] = text
+		if attributed != "" {
+			return &AttributedCustomEvent{BaseEvent: base(events.EventTypeCustom, at), SubagentRunID: attributed, Name: name, Value: v}
+		}
+		return agui.NewCustomEvent(name, v, at)
+	}}
+	return f
+}
+
+// Abort ends a stream whose run was lost (its process died): it appends
+// frames that close everything still open — every open subagent (failed
+// with the code, synthesized), text message, reasoning and tool call — then
+// RUN_ERROR with the code and message, and returns the appended frames
+// (with their ids) for the journal. A stream that never started gets
+// RUN_STARTED first. It returns nil when the stream has already ended.
+func (m *Mirror) Abort(code, message string) []*Frame {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended {
+		return nil
+	}
+	clear(m.ahead)
+	s := m.s
+	s.mu.Lock()
+	st := s.base.clone()
+	for _, f := range s.log {
+		st.applyFrame(f)
+	}
+	s.mu.Unlock()
+	at := s.opts.Clock()
+	var evs []events.Event
+	if !st.started {
+		evs = append(evs, events.NewRunStartedEvent(s.threadID, s.runID))
+	}
+	// Subagents first (CUSTOM mode, then SUBAGENT_STARTED ones), then what
+	// the parent had open, most recently opened first.
+	ids := make([]string, 0, len(m.subs))
+	for id := range m.subs {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return m.subsOrd[ids[i]] < m.subsOrd[ids[j]] })
+	for _, id := range ids {
+		v := maps.Clone(m.subs[id])
+		for _, k := range []string{"delta", "text", "status", "artifact", "messageId"} {
+			delete(v, k)
+		}
+		v["error"] = map[string]any{"code": code, "message": message, "retryable": false}
+		v["synthesized"] = true
+		evs = append(evs, agui.NewCustomEvent(string(delegation.DelegationFailed), v, at))
+	}
+	type item struct {
+		order int
+		ev    events.Event
+	}
+	var items []item
+	for id := range st.subs {
+		items = append(items, item{1 << 30, &SubagentErrorEvent{BaseEvent: base(EventSubagentError, at), SubagentRunID: id, Message: message, Code: code}})
+	}
+	for id, n := range st.text {
+		items = append(items, item{n, events.NewTextMessageEndEvent(id)})
+	}
+	for id, n := range st.reason {
+		items = append(items, item{n, events.NewReasoningMessageEndEvent(id)})
+	}
+	for id, n := range st.rblock {
+		items = append(items, item{n, events.NewReasoningEndEvent(id)})
+	}
+	for id, t := range st.tools {
+		items = append(items, item{t.order, events.NewToolCallEndEvent(id)})
+	}
+	sort.SliceStable(items, func(i, j int) bool { return items[i].order > items[j].order })
+	for _, it := range items {
+		evs = append(evs, it.ev)
+	}
+	evs = append(evs, events.NewRunErrorEvent(message, events.WithErrorCode(code), events.WithRunID(s.runID)))
+	var out []*Frame
+	for _, ev := range evs {
+		ev.SetTimestamp(at.UnixMilli())
+		if f := s.frame(ev); f != nil {
+			s.append(f)
+			out = append(out, f)
+		}
+	}
+	m.subs, m.subsOrd = map[string]map[string]any{}, map[string]int{}
+	m.endAt = m.LastID()
+	m.stopLocked()
+	return out
+}
+
+// requester is the principal r acts for ("" without HubOptions.Owner).
+func (h *Hub) requester(r *http.Request) string {
+	if h.opts.Owner == nil {
+		return ""
+	}
+	return h.opts.Owner(r)
+}
+
+// Hold counts a client that follows the run from elsewhere (another
+// process serving the run's journal) as attached: while held, the run's
+// reconnect grace does not start. release ends the hold (once; later calls
+// do nothing). ok is false when the hub holds no stream for runID.
+func (h *Hub) Hold(runID string) (release func(), ok bool) {
+	h.mu.Lock()
+	_, ok = h.streams[runID]
+	h.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	h.attach(runID)
+	return sync.OnceFunc(func() { h.detach(runID) }), true
+}

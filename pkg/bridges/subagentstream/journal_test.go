@@ -1,0 +1,279 @@
+package subagentstream_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
+	"go.uber.org/goleak"
+)
+
+// recJournal records what a hub journals.
+type recJournal struct {
+	mu     sync.Mutex
+	runs   []subagentstream.JournalRun
+	frames []*subagentstream.Frame
+	ended  []bool
+}
+
+func (j *recJournal) Begin(run subagentstream.JournalRun) subagentstream.RunJournal {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.runs = append(j.runs, run)
+	return j
+}
+
+func (j *recJournal) Append(f *subagentstream.Frame) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.frames = append(j.frames, f)
+}
+
+func (j *recJournal) End(complete bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.ended = append(j.ended, complete)
+}
+
+func (j *recJournal) snapshot() ([]*subagentstream.Frame, []bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.frames), slices.Clone(j.ended)
+}
+
+// The journal gets every frame with its id, in order, and the end; a Mirror
+// fed those frames (shuffled, with duplicates) serves every cursor exactly
+// as the original stream does.
+func TestMirrorServesTheSameStreamAsTheOriginal(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	j := &recJournal{}
+	hub, st, a, p := openStream(t, subagentstream.HubOptions{Journal: j})
+	defer hub.Close()
+	sub, _ := st.Subscribe(0)
+	readUntil(t, sub, isType("TOOL_CALL_START(delegate_to_agent)"))
+	p.send(delegation.DelegationStarted)
+	p.send(delegation.DelegationTextStart, msg("rm"))
+	for _, d := range []string{"one ", "two ", "three"} {
+		p.send(delegation.DelegationTextDelta, delta("rm", d))
+	}
+	p.send(delegation.DelegationTextEnd, msg("rm"))
+	p.send(delegation.DelegationFinished)
+	a.release(t, "go")
+	all := readAll(t, sub)
+	<-st.Done()
+	frames, ended := j.snapshot()
+	if len(j.runs) != 1 || j.runs[0].RunID != "run-r" || j.runs[0].ThreadID != "th" || j.runs[0].SDKRunID == "" {
+		t.Fatalf("journal runs: %+v", j.runs)
+	}
+	if !slices.Equal(ended, []bool{true}) {
+		t.Fatalf("journal end: %v", ended)
+	}
+	for i, f := range frames {
+		if f.ID != uint64(i+1) {
+			t.Fatalf("journal frame %d has id %d", i, f.ID)
+		}
+	}
+	if last := all[len(all)-1]; last.ID != frames[len(frames)-1].ID {
+		t.Fatalf("journal ends at %d, stream at %d", frames[len(frames)-1].ID, last.ID)
+	}
+
+	m := subagentstream.NewMirror("th", "run-r", subagentstream.Options{})
+	order := rand.Perm(len(frames))
+	order = append(order, order[:len(order)/2]...) // duplicates
+	m.End(frames[len(frames)-1].ID)
+	for _, i := range order {
+		f := frames[i]
+		if err := m.Append(f.ID, f.Type, f.Data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !m.Ended() {
+		t.Fatal("the mirror did not end at the end marker")
+	}
+	for cursor := uint64(0); cursor < frames[len(frames)-1].ID; cursor++ {
+		want := subscribeAll(t, st, cursor)
+		got := subscribeAll(t, m.Stream(), cursor)
+		if strings.Join(labelIDs(got), ",") != strings.Join(labelIDs(want), ",") {
+			t.Fatalf("cursor %d:\nmirror   %v\noriginal %v", cursor, labelIDs(got), labelIDs(want))
+		}
+		verifyGo(t, got) // a resumed stream is valid at every cursor
+	}
+	verify(t, subscribeAll(t, m.Stream(), 0))
+	verifyGo(t, subscribeAll(t, m.Stream(), 6))
+	if _, err := m.Stream().Subscribe(frames[len(frames)-1].ID); err == nil {
+		t.Fatal("a complete mirror must report completion at its last cursor")
+	}
+}
+
+func subscribeAll(t *testing.T, st *subagentstream.Stream, cursor uint64) []*subagentstream.Frame {
+	t.Helper()
+	sub, err := st.Subscribe(cursor)
+	if err != nil {
+		t.Fatalf("subscribe %d: %v", cursor, err)
+	}
+	return readAll(t, sub)
+}
+
+func labelIDs(fs []*subagentstream.Frame) []string {
+	var out []string
+	for _, f := range fs {
+		l := label(f)
+		if f.ID > 0 {
+			l += "#" + strconv.FormatUint(f.ID, 10)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// Abort closes what was open at the mirror's last frame, the open subagent
+// included, and ends with RUN_ERROR: a valid stream, replayable from any
+// cursor; live subscribers get the closing frames, then EOF.
+func TestMirrorAbortClosesWhatWasOpen(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	j := &recJournal{}
+	hub, st, a, p := openStream(t, subagentstream.HubOptions{Journal: j})
+	defer hub.Close()
+	sub, _ := st.Subscribe(0)
+	readUntil(t, sub, isType("TOOL_CALL_START(delegate_to_agent)"))
+	p.send(delegation.DelegationStarted)
+	p.send(delegation.DelegationTextStart, msg("rm"))
+	p.send(delegation.DelegationTextDelta, delta("rm", "half"))
+	readUntil(t, sub, isType("CUSTOM(subagent.text.delta)"))
+	frames, _ := j.snapshot()
+
+	m := subagentstream.NewMirror("th", "run-r", subagentstream.Options{})
+	for _, f := range frames {
+		_ = m.Append(f.ID, f.Type, f.Data)
+	}
+	live, _ := m.Stream().Subscribe(uint64(len(frames)))
+	closing := m.Abort("host_lost", "the replica running this run stopped")
+	if len(closing) == 0 || closing[0].ID != uint64(len(frames)+1) {
+		t.Fatalf("closing frames: %v", labels(closing))
+	}
+	if got := strings.Join(labels(closing), ","); got != "CUSTOM(subagent.failed),TOOL_CALL_END,TEXT_MESSAGE_END,RUN_ERROR" {
+		t.Fatalf("closing frames: %s", got)
+	}
+	var runErr map[string]any
+	_ = json.Unmarshal(closing[len(closing)-1].Data, &runErr)
+	if runErr["code"] != "host_lost" {
+		t.Fatalf("RUN_ERROR: %v", runErr)
+	}
+	if v := value(closing[0]); v["delegationId"] != "del-1" || v["error"].(map[string]any)["code"] != "host_lost" {
+		t.Fatalf("subagent.failed: %v", v)
+	}
+	rest := readAll(t, live)
+	if len(rest) < len(closing) {
+		t.Fatalf("live subscriber got %v", labels(rest))
+	}
+	whole := subscribeAll(t, m.Stream(), 0)
+	verify(t, whole)
+	verifyGo(t, subscribeAll(t, m.Stream(), 5))
+	if m.Abort("host_lost", "again") != nil {
+		t.Fatal("a second Abort must do nothing")
+	}
+	// Frames the lost process still sends after the end are ignored.
+	_ = m.Append(uint64(len(frames)+1), "CUSTOM", []byte(`{"type":"CUSTOM","name":"x","value":{}}`))
+	if m.LastID() != closing[len(closing)-1].ID {
+		t.Fatal("a frame after the end was applied")
+	}
+	a.release(t, "go")
+}
+
+// A never-started run aborts as RUN_STARTED, RUN_ERROR.
+func TestMirrorAbortOfAnEmptyRun(t *testing.T) {
+	m := subagentstream.NewMirror("th", "run-x", subagentstream.Options{})
+	got := strings.Join(labels(m.Abort("host_lost", "gone")), ",")
+	if got != "RUN_STARTED,RUN_ERROR" {
+		t.Fatalf("got %s", got)
+	}
+	verifyGo(t, subscribeAll(t, m.Stream(), 0))
+}
+
+type mapSource struct {
+	streams map[string]*subagentstream.Stream
+	owner   string
+	opened  int
+}
+
+func (s *mapSource) Open(_ context.Context, runID string) (*subagentstream.Stream, string, func(), error) {
+	st, ok := s.streams[runID]
+	if !ok {
+		return nil, "", nil, subagentstream.ErrNoRun
+	}
+	s.opened++
+	return st, s.owner, func() {}, nil
+}
+
+func (s *mapSource) Known(runID string) bool { _, ok := s.streams[runID]; return ok }
+
+// EventsHandler serves a run it does not hold from its Source, with the
+// same answers, and the Source's runs count as in use.
+func TestEventsHandlerReadsTheSource(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	m := subagentstream.NewMirror("th", "run-m", subagentstream.Options{})
+	for i, ev := range []string{
+		`{"type":"RUN_STARTED","threadId":"th","runId":"run-m","timestamp":1}`,
+		`{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant","timestamp":1}`,
+		`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"hi","timestamp":1}`,
+		`{"type":"TEXT_MESSAGE_END","messageId":"m1","timestamp":1}`,
+		`{"type":"RUN_FINISHED","threadId":"th","runId":"run-m","timestamp":1}`,
+	} {
+		var e struct{ Type string }
+		_ = json.Unmarshal([]byte(ev), &e)
+		_ = m.Append(uint64(i+1), events.EventType(e.Type), []byte(ev))
+	}
+	m.End(5)
+	src := &mapSource{streams: map[string]*subagentstream.Stream{"run-m": m.Stream()}, owner: "alice"}
+	who := "alice"
+	hub := subagentstream.NewHub(delegation.NewMemoryBus(), subagentstream.HubOptions{Source: src, Owner: func(*http.Request) string { return who }})
+	defer hub.Close()
+	mux := http.NewServeMux()
+	mux.Handle("/agui/runs/{runId}/events", hub.EventsHandler())
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	get := func(run, cursor string) (int, []byte) {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/agui/runs/"+run+"/events", nil)
+		req.Header.Set("Last-Event-ID", cursor)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.Bytes()
+	}
+	if code, body := get("run-m", "2"); code != 200 || !bytes.Contains(body, []byte("id: 3\n")) || !bytes.Contains(body, []byte("RUN_FINISHED")) {
+		t.Fatalf("%d %s", code, body)
+	}
+	if code, _ := get("run-m", "5"); code != http.StatusNoContent {
+		t.Fatalf("complete: %d", code)
+	}
+	if code, _ := get("run-m", "9"); code != http.StatusNotFound {
+		t.Fatalf("beyond: %d", code)
+	}
+	if code, _ := get("run-none", "1"); code != http.StatusNotFound {
+		t.Fatalf("unknown: %d", code)
+	}
+	who = "bob"
+	if code, _ := get("run-m", "1"); code != http.StatusNotFound {
+		t.Fatalf("another principal: %d", code)
+	}
+	if !hub.RunIDInUse("run-m") || hub.RunIDInUse("run-none") {
+		t.Fatal("RunIDInUse must count the source's runs")
+	}
+	srv.CloseClientConnections()
+	http.DefaultClient.CloseIdleConnections()
+}
