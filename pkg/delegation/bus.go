@@ -342,16 +342,20 @@ func (s *Subscription) push(ev DelegationEvent) {
 }
 
 // coalesce appends ev's delta to the latest queued event of the same
-// delegation if that is a delta of the same message; it reports success.
+// delegation if that is a delta of the same message, and moves the merged
+// event to the tail with ev's Seq, so that the queue's Seq never goes down;
+// it reports success.
 func (s *Subscription) coalesce(ev DelegationEvent) bool {
 	for i := len(s.queue) - 1; i >= 0; i-- {
-		q := &s.queue[i]
+		q := s.queue[i]
 		if q.DelegationID != ev.DelegationID {
 			continue
 		}
 		if q.Kind == DelegationTextDelta && q.RemoteMessageID == ev.RemoteMessageID {
 			q.Delta += ev.Delta
 			q.Seq = ev.Seq
+			copy(s.queue[i:], s.queue[i+1:])
+			s.queue[len(s.queue)-1] = q
 			s.volBytes += len(ev.Delta)
 			return true
 		}

@@ -358,3 +358,45 @@ func TestBusDirectSubscriptionMatchesChannel(t *testing.T) {
 	}
 	b.CloseRun("run")
 }
+
+// A subscriber never sees Seq go down, even when deltas of two
+// delegations interleave and coalesce while it is slow: a merged delta
+// moves to the tail of its queue with the Seq of its newest part.
+func TestBusSeqNeverGoesDownAcrossDelegations(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		b := &MemoryBus{Buffer: 4, MaxVolatileBytes: 1 << 20}
+		var s *Subscription
+		if direct {
+			s = b.SubscribeRunDirect(context.Background(), "run")
+		} else {
+			s = b.SubscribeRun(context.Background(), "run")
+			fillSubscriber(t, b, s, 64)
+		}
+		for i := range 20 {
+			b.Publish(delta("A", "m", fmt.Sprint("a", i)))
+			b.Publish(delta("B", "m", fmt.Sprint("b", i)))
+		}
+		b.Publish(delta("A", "m", "a20")) // merged into A's delta, queued before B's
+		b.Publish(ev("A", DelegationFinished))
+		b.Publish(ev("B", DelegationFinished))
+		b.CloseRun("run")
+		var last uint64
+		text := map[string]string{}
+		for _, e := range drain(t, s) {
+			if e.Seq < last {
+				t.Errorf("direct=%v: seq went down: %d after %d", direct, e.Seq, last)
+			}
+			last = e.Seq
+			text[e.DelegationID] += e.Delta
+		}
+		var wantA, wantB strings.Builder
+		for i := range 20 {
+			fmt.Fprint(&wantA, "a", i)
+			fmt.Fprint(&wantB, "b", i)
+		}
+		wantA.WriteString("a20")
+		if text["A"] != wantA.String() || text["B"] != wantB.String() {
+			t.Errorf("direct=%v: text A %q B %q", direct, text["A"], text["B"])
+		}
+	}
+}

@@ -77,7 +77,10 @@ type DelegationEvent struct {
 	Raw      map[string]any      `json:"raw,omitempty"`
 
 	Time time.Time `json:"time"`
-	// Seq is assigned by the bus: strictly increasing per run.
+	// Seq is assigned by the bus: strictly increasing per run in publish
+	// order. A subscriber sees it never go down: a coalesced delta carries
+	// the Seq of its newest part, a stream.dropped marker the Seq of the
+	// event it precedes.
 	Seq uint64 `json:"seq"`
 }
 
