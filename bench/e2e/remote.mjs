@@ -29,16 +29,13 @@
 // Prints {"url": "http://127.0.0.1:PORT", "pid": PID} on stdout when ready;
 // exits when stdin closes.
 import http from 'node:http';
-import { A2A_VERSION_HEADER, SSE_HEADERS, formatSSEEvent, formatSSEErrorEvent } from '@a2a-js/sdk';
 import {
   AgentEvent,
   DefaultRequestHandler,
   JsonRpcTransportHandler,
-  UnauthenticatedUser,
-  defaultServerCallContextBuilder,
-  validateVersion,
 } from '@a2a-js/sdk/server';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
+import { answerJSONRPC, readJSONRPCBody } from '../../tests/node/a2a-jsonrpc.mjs';
 
 const TaskState = { SUBMITTED: 1, WORKING: 2, COMPLETED: 3, CANCELED: 5 };
 const TERMINAL = new Set([3, 4, 5, 7]);
@@ -172,55 +169,8 @@ server.listen(portArg > 0 ? Number(process.argv[portArg + 1]) : 0, '127.0.0.1', 
       res.end();
       return;
     }
-    let body;
-    try {
-      const chunks = [];
-      for await (const c of req) chunks.push(c);
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Invalid JSON payload.' } }));
-      return;
-    }
-    const header = req.headers[A2A_VERSION_HEADER.toLowerCase()];
-    const useLegacy = (header || '0.3') === '0.3';
-    const mapToError = useLegacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
-    const json = (obj) => {
-      res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify(obj));
-    };
-    try {
-      const context = defaultServerCallContextBuilder({
-        extensions: undefined, user: new UnauthenticatedUser(), headers: req.headers, requestedVersion: header || undefined,
-      });
-      validateVersion(context.requestedVersion, card, 'JSONRPC');
-      const result = await (useLegacy ? legacy : v1).handle(body, context);
-      if (typeof result?.[Symbol.asyncIterator] !== 'function') {
-        json(result);
-        return;
-      }
-      const it = result[Symbol.asyncIterator]();
-      let first;
-      try {
-        first = await it.next();
-      } catch (err) {
-        json({ jsonrpc: '2.0', id: body?.id ?? null, error: mapToError(err) });
-        return;
-      }
-      for (const [k, v] of Object.entries(SSE_HEADERS)) res.setHeader(k, v);
-      res.flushHeaders();
-      try {
-        if (!first.done) res.write(formatSSEEvent(first.value));
-        for (let n = await it.next(); !n.done; n = await it.next()) res.write(formatSSEEvent(n.value));
-      } catch (err) {
-        res.write(formatSSEErrorEvent({ jsonrpc: '2.0', id: body?.id ?? null, error: mapToError(err) }));
-      } finally {
-        res.end();
-      }
-    } catch (err) {
-      if (!res.headersSent) json({ jsonrpc: '2.0', id: body?.id ?? null, error: mapToError(err) });
-      else res.end();
-    }
+    const body = await readJSONRPCBody(req, res);
+    if (body !== undefined) await answerJSONRPC(req, res, body, { card, v1, legacy });
   });
 
   process.stdout.write(JSON.stringify({ url: base, pid: process.pid }) + '\n');

@@ -34,16 +34,13 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { A2A_VERSION_HEADER, SSE_HEADERS, formatSSEEvent, formatSSEErrorEvent } from '@a2a-js/sdk';
 import {
   AgentEvent,
   DefaultRequestHandler,
   InMemoryTaskStore,
   JsonRpcTransportHandler,
-  UnauthenticatedUser,
-  defaultServerCallContextBuilder,
-  validateVersion,
 } from '@a2a-js/sdk/server';
+import { answerJSONRPC, readJSONRPCBody } from './a2a-jsonrpc.mjs';
 
 const TaskState = { SUBMITTED: 1, WORKING: 2, COMPLETED: 3, FAILED: 4, CANCELED: 5, INPUT_REQUIRED: 6 };
 const ROLE_AGENT = 2;
@@ -170,16 +167,8 @@ server.listen(0, '127.0.0.1', () => {
       res.end();
       return;
     }
-    const chunks = [];
-    for await (const c of req) chunks.push(c);
-    let body;
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Invalid JSON payload.' } }));
-      return;
-    }
+    const body = await readJSONRPCBody(req, res);
+    if (body === undefined) return;
     // Tee the response for the recorder.
     const sent = [];
     const write = res.write.bind(res);
@@ -193,43 +182,7 @@ server.listen(0, '127.0.0.1', () => {
       record(scenario, body?.method ?? 'unknown', body, String(res.getHeader('Content-Type') ?? ''), Buffer.concat(sent));
       return end(chunk, ...rest);
     };
-    const json = (obj) => {
-      res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify(obj));
-    };
-    try {
-      const header = req.headers[A2A_VERSION_HEADER.toLowerCase()];
-      const context = defaultServerCallContextBuilder({
-        extensions: undefined, user: new UnauthenticatedUser(), headers: req.headers, requestedVersion: header || undefined,
-      });
-      validateVersion(context.requestedVersion, await handler.getAgentCard(), 'JSONRPC');
-      const result = await v1.handle(body, context);
-      if (typeof result?.[Symbol.asyncIterator] !== 'function') {
-        json(result);
-        return;
-      }
-      const it = result[Symbol.asyncIterator]();
-      let first;
-      try {
-        first = await it.next();
-      } catch (err) {
-        json({ jsonrpc: '2.0', id: body?.id ?? null, error: JsonRpcTransportHandler.mapToJSONRPCError(err) });
-        return;
-      }
-      for (const [k, v] of Object.entries(SSE_HEADERS)) res.setHeader(k, v);
-      res.flushHeaders();
-      try {
-        if (!first.done) res.write(formatSSEEvent(first.value));
-        for (let n = await it.next(); !n.done; n = await it.next()) res.write(formatSSEEvent(n.value));
-      } catch (err) {
-        res.write(formatSSEErrorEvent({ jsonrpc: '2.0', id: body?.id ?? null, error: JsonRpcTransportHandler.mapToJSONRPCError(err) }));
-      } finally {
-        res.end();
-      }
-    } catch (err) {
-      if (!res.headersSent) json({ jsonrpc: '2.0', id: body?.id ?? null, error: JsonRpcTransportHandler.mapToJSONRPCError(err) });
-      else res.end();
-    }
+    await answerJSONRPC(req, res, body, { card: await handler.getAgentCard(), v1 });
   });
 
   process.stdout.write(JSON.stringify({ url: base }) + '\n');

@@ -30,17 +30,15 @@
 // Prints one JSON line {"url": "http://127.0.0.1:PORT"} on stdout when ready;
 // exits when stdin closes.
 import http from 'node:http';
-import { AGENT_CARD_PATH, A2A_VERSION_HEADER, SSE_HEADERS, formatSSEEvent, formatSSEErrorEvent } from '@a2a-js/sdk';
+import { AGENT_CARD_PATH } from '@a2a-js/sdk';
 import {
   AgentEvent,
   DefaultRequestHandler,
   InMemoryTaskStore,
   JsonRpcTransportHandler,
-  UnauthenticatedUser,
-  defaultServerCallContextBuilder,
-  validateVersion,
 } from '@a2a-js/sdk/server';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
+import { answerJSONRPC, readJSONRPCBody } from './a2a-jsonrpc.mjs';
 
 const TaskState = {
   SUBMITTED: 1, WORKING: 2, COMPLETED: 3, FAILED: 4, CANCELED: 5, INPUT_REQUIRED: 6,
@@ -170,56 +168,8 @@ server.listen(0, '127.0.0.1', () => {
       res.end();
       return;
     }
-    let body;
-    try {
-      const chunks = [];
-      for await (const c of req) chunks.push(c);
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Invalid JSON payload.' } }));
-      return;
-    }
-    const header = req.headers[A2A_VERSION_HEADER.toLowerCase()];
-    const useLegacy = (header || '0.3') === '0.3';
-    const mapToError = useLegacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
-    const json = (code, obj) => {
-      res.statusCode = code;
-      res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify(obj));
-    };
-    try {
-      const context = defaultServerCallContextBuilder({
-        extensions: undefined, user: new UnauthenticatedUser(), headers: req.headers, requestedVersion: header || undefined,
-      });
-      validateVersion(context.requestedVersion, await handler.getAgentCard(), 'JSONRPC');
-      const result = await (useLegacy ? legacy : v1).handle(body, context);
-      if (typeof result?.[Symbol.asyncIterator] !== 'function') {
-        json(200, result);
-        return;
-      }
-      const it = result[Symbol.asyncIterator]();
-      let first;
-      try {
-        first = await it.next();
-      } catch (err) {
-        json(200, { jsonrpc: '2.0', id: body?.id ?? null, error: mapToError(err) });
-        return;
-      }
-      for (const [k, v] of Object.entries(SSE_HEADERS)) res.setHeader(k, v);
-      res.flushHeaders();
-      try {
-        if (!first.done) res.write(formatSSEEvent(first.value));
-        for (let n = await it.next(); !n.done; n = await it.next()) res.write(formatSSEEvent(n.value));
-      } catch (err) {
-        res.write(formatSSEErrorEvent({ jsonrpc: '2.0', id: body?.id ?? null, error: mapToError(err) }));
-      } finally {
-        res.end();
-      }
-    } catch (err) {
-      if (!res.headersSent) json(200, { jsonrpc: '2.0', id: body?.id ?? null, error: mapToError(err) });
-      else res.end();
-    }
+    const body = await readJSONRPCBody(req, res);
+    if (body !== undefined) await answerJSONRPC(req, res, body, { card: await handler.getAgentCard(), v1, legacy });
   });
 
   process.stdout.write(JSON.stringify({ url: base }) + '\n');
