@@ -182,7 +182,9 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	go func() { errc <- srv.Serve(ln) }()
 	var gsrv *grpc.Server
 	if gln != nil {
-		gsrv = grpc.NewServer(grpcAdmission(guard)...)
+		// Admission first: refused calls are neither traced nor measured,
+		// as on HTTP.
+		gsrv = grpc.NewServer(append(grpcAdmission(guard), tel.GRPCServerOptions()...)...)
 		bridge.RegisterGRPC(gsrv)
 		go func() { errc <- gsrv.Serve(gln) }()
 		fmt.Fprintf(stderr, "agentadaptor a2a serve: gRPC binding on %s\n", gln.Addr())

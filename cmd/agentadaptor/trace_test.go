@@ -13,6 +13,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
 	"github.com/seed0634/agentadaptor/internal/otlpsink"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 )
@@ -40,6 +48,25 @@ func recordTraceparent() {
 	}
 	fmt.Fprintf(f, "%s %s\n", scenario, os.Getenv("TRACEPARENT"))
 	f.Close()
+}
+
+// traceToSink starts an OTLP receiver and points the OTEL_* environment of
+// the commands this test runs at it (every other OTEL_* variable emptied);
+// the scripted agents they start log their TRACEPARENT to traceLog.
+func traceToSink(t *testing.T) (sink *otlpsink.Sink, traceLog string) {
+	t.Helper()
+	sink, err := otlpsink.Start("", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL",
+		"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", sink.URL)
+	traceLog = filepath.Join(t.TempDir(), "traceparents.log")
+	t.Setenv(traceLogEnv, traceLog)
+	return sink, traceLog
 }
 
 var listeningLine = regexp.MustCompile(`agentadaptor serve: listening on (\S+)`)
@@ -92,18 +119,8 @@ func startServe(t *testing.T, cfg string) (base string, stop func() int) {
 // HTTP to a receiver this test runs, and put no prompt or remote text in
 // span attributes.
 func TestTraceFromBrowserToRemoteAgent(t *testing.T) {
-	sink, err := otlpsink.Start("", true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sink, traceLog := traceToSink(t)
 	defer sink.Close()
-	for _, k := range []string{"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL",
-		"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"} {
-		t.Setenv(k, "")
-	}
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", sink.URL)
-	traceLog := filepath.Join(t.TempDir(), "traceparents.log")
-	t.Setenv(traceLogEnv, traceLog)
 
 	const answer = "research-notes-zebra"
 	remote := startA2AServe(t, "- say: "+answer+"\n")
@@ -228,4 +245,148 @@ agents:
 			t.Errorf("no agent CLI started with %q; they got:\n%s", want, got)
 		}
 	}
+}
+
+// traceparentKey holds the traceparent a test's gRPC client sends with a
+// call (none without it).
+type traceparentKey struct{}
+
+// withTraceparent is a client's dial option that sends the context's
+// traceparentKey, with a tracestate, as gRPC metadata on every call.
+func withTraceparent() []grpc.DialOption {
+	add := func(ctx context.Context) context.Context {
+		if tp, ok := ctx.Value(traceparentKey{}).(string); ok {
+			return metadata.AppendToOutgoingContext(ctx, "traceparent", tp, "tracestate", "vendor=opaque")
+		}
+		return ctx
+	}
+	return []grpc.DialOption{
+		grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			return invoker(add(ctx), method, req, reply, cc, opts...)
+		}),
+		grpc.WithStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+			return streamer(add(ctx), desc, cc, method, opts...)
+		}),
+	}
+}
+
+// a2a serve's gRPC binding continues the caller's traceparent as its HTTP
+// bindings do: a server span per call ("a2a serve grpc") under the
+// caller's span, the turn under it and the agent CLI started with the
+// turn's span as TRACEPARENT. A call without traceparent starts a new
+// trace. No span records the prompt or the agent's answer; the calls are
+// measured with binding="grpc".
+func TestA2AServeGRPCTrace(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	sink, traceLog := traceToSink(t)
+	defer sink.Close()
+	const prompt, answer = "prompt-text-okapi", "answer-text-lynx"
+	s := startA2AServe(t, "- say: "+answer+"\n", "--grpc-addr", "127.0.0.1:0")
+	if s.grpc == "" {
+		t.Fatalf("no gRPC line:\n%s", s.stderr.String())
+	}
+	c, err := a2aclient.NewFromEndpoints(context.Background(),
+		[]*a2a.AgentInterface{a2a.NewAgentInterface(s.grpc, a2a.TransportProtocolGRPC)},
+		a2agrpc.WithGRPCTransport(append(withTraceparent(), grpc.WithTransportCredentials(insecure.NewCredentials()))...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	message := func() *a2a.SendMessageRequest {
+		return &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(prompt))}
+	}
+
+	// A streaming call in the caller's trace.
+	const traceID, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	ctx := context.WithValue(context.Background(), traceparentKey{}, "00-"+traceID+"-"+callerSpan+"-01")
+	var state a2a.TaskState
+	for ev, err := range c.SendStreamingMessage(ctx, message()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch v := ev.(type) {
+		case *a2a.Task:
+			state = v.Status.State
+		case *a2a.TaskStatusUpdateEvent:
+			state = v.Status.State
+		}
+	}
+	if state != a2a.TaskStateCompleted {
+		t.Fatalf("the streamed task ended %q", state)
+	}
+	// A unary call without traceparent.
+	res, err := c.SendMessage(context.Background(), message())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task, ok := res.(*a2a.Task); !ok || task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("SendMessage: %#v", res)
+	}
+	_ = c.Destroy()
+
+	client := &http.Client{}
+	mresp, err := client.Get("http://" + s.listen + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	client.CloseIdleConnections()
+	for _, want := range []string{`agentadaptor_a2a_request_duration_seconds_count{binding="grpc",code="OK"} 2`, `agentadaptor_a2a_tasks_total{state="completed"} 2`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("a2a serve /metrics lacks %s:\n%s", want, metrics)
+		}
+	}
+	if code := s.stop(); code != 0 { // flushes the spans
+		t.Fatalf("a2a serve exited %d:\n%s", code, s.stderr.String())
+	}
+
+	spans := sink.Spans()
+	dump := func() string {
+		var b strings.Builder
+		for _, s := range spans {
+			fmt.Fprintf(&b, "%s %q trace=%s span=%s parent=%s %v\n", s.Service, s.Name, s.TraceID, s.SpanID, s.ParentSpanID, s.Attrs)
+		}
+		return b.String()
+	}
+	calls := map[string]otlpsink.Span{} // by method
+	turns := map[string]otlpsink.Span{} // by parent span
+	for _, s := range spans {
+		for k, v := range s.Attrs {
+			if strings.Contains(v, prompt) || strings.Contains(v, answer) || strings.Contains(v, "opaque") {
+				t.Errorf("span %q records prompt, answer or metadata text: %s=%q", s.Name, k, v)
+			}
+		}
+		switch {
+		case s.Service != "agentadaptor-a2a-serve":
+			t.Errorf("span of %s", s.Service)
+		case s.Name == "a2a serve grpc":
+			if s.Kind != "SPAN_KIND_SERVER" || len(s.Attrs) != 2 || s.Attrs["rpc.response.status_code"] != "OK" {
+				t.Errorf("gRPC span %+v", s)
+			}
+			_, method, _ := strings.Cut(s.Attrs["rpc.method"], "/")
+			calls[method] = s
+		case s.Name == "agentadaptor.a2a.turn":
+			turns[s.ParentSpanID] = s
+		}
+	}
+	stream, unary := calls["SendStreamingMessage"], calls["SendMessage"]
+	if len(calls) != 2 || len(turns) != 2 || stream.TraceID != traceID || stream.ParentSpanID != callerSpan ||
+		unary.SpanID == "" || unary.TraceID == traceID || unary.ParentSpanID != "" {
+		t.Fatalf("want a SendStreamingMessage span under the caller's and a root SendMessage span, each with a turn:\n%s", dump())
+	}
+	streamTurn, unaryTurn := turns[stream.SpanID], turns[unary.SpanID]
+	if streamTurn.TraceID != traceID || unaryTurn.TraceID != unary.TraceID || streamTurn.Attrs["agentadaptor.state"] != "completed" {
+		t.Fatalf("the turns are not their calls' children:\n%s", dump())
+	}
+	got, err := os.ReadFile(traceLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"scenario.yaml 00-" + traceID + "-" + streamTurn.SpanID + "-01", "scenario.yaml 00-" + unary.TraceID + "-" + unaryTurn.SpanID + "-01"} {
+		if !strings.Contains(string(got), want+"\n") {
+			t.Errorf("no agent CLI started with %q; they got:\n%s", want, got)
+		}
+	}
+	_ = sink.Close()
+	goleak.VerifyNone(t, ignore)
 }

@@ -21,9 +21,10 @@ import (
 // A2AServe is the telemetry of `agentadaptor a2a serve`
 // (docs/design.md#observability): its own metrics registry, served by
 // [A2AServe.MetricsHandler] on its listener, the HTTP [A2AServe.Middleware]
-// (a span per request that continues the caller's traceparent, request
-// latency) and the bridge's [A2AServe.TurnObserver] (a span per task turn,
-// TRACEPARENT for the agent CLI, turns by state). Safe for concurrent use.
+// and the gRPC [A2AServe.GRPCServerOptions] (a span per request or call that
+// continues the caller's traceparent, request latency) and the bridge's
+// [A2AServe.TurnObserver] (a span per task turn, TRACEPARENT for the agent
+// CLI, turns by state). Safe for concurrent use.
 type A2AServe struct {
 	tracing *Tracing
 	reg     *prometheus.Registry
@@ -45,7 +46,7 @@ func NewA2AServe(tracing *Tracing) *A2AServe {
 		turnTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "agentadaptor_a2a_task_duration_seconds",
 			Help: "How long an A2A task turn ran.", Buckets: taskBuckets}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agentadaptor_a2a_request_duration_seconds",
-			Help: "Request latency: from an admitted request to its response's first byte (a stream's headers), by binding (jsonrpc, rest, card, other) and status code.", Buckets: requestBuckets},
+			Help: "Request latency: from an admitted request to its response's first byte (a stream's headers), by binding (jsonrpc, rest, card, other, grpc) and status code (HTTP, or the gRPC status name).", Buckets: requestBuckets},
 			[]string{"binding", "code"}),
 	}
 	for _, s := range []string{"completed", "failed", "canceled", "input_required"} {

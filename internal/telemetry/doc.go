@@ -9,7 +9,8 @@
 // packages take part through small hooks they define themselves
 // (subagentstream.Observer, sse.RunHook, delegator.Observer,
 // a2a.TurnObserver, an http.Client for the connectors); this package
-// implements them ([Host], [A2AServe]).
+// implements them ([Host], [A2AServe]) and gives a2a serve's grpc.Server
+// its interceptors ([A2AServe.GRPCServerOptions]).
 //
 // What it must not do: record a secret, prompt or remote text in a metric
 // label or span attribute (labels are registry keys, protocols, statuses and
