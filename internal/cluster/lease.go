@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -211,17 +212,31 @@ func (c *Cluster) takeover(key, runID string) error {
 // closeStream appends the frames that end the run's stream, each expecting
 // the subject's previous message: if anything else was appended meanwhile
 // (the lost replica came back), it fails and is done again from the start.
+//
+// What the stream holds is kept: frames an earlier takeover appended close
+// what they close, so Abort appends only what is still open; a stream that
+// already has its terminal event (RUN_ERROR of an earlier takeover, or the
+// run's own end) only gets its end marker.
 func (c *Cluster) closeStream(ctx context.Context, rec RunRecord) error {
 	m := subagentstream.NewMirror(rec.ThreadID, rec.RunID, c.cfg.Stream)
-	seq, err := c.readSeq(ctx, rec.RunID, m, func() {}, false)
+	var terminal uint64 // the first terminal frame's id
+	seq, err := c.readSeq(ctx, rec.RunID, m, func() {}, false, func(id uint64, typ events.EventType) {
+		if (typ == events.EventTypeRunError || typ == events.EventTypeRunFinished) && (terminal == 0 || id < terminal) {
+			terminal = id
+		}
+	})
 	if err != nil {
 		return err
 	}
 	if m.Ended() {
 		return nil
 	}
+	var frames []*subagentstream.Frame
+	if terminal == 0 || terminal > m.LastID() {
+		frames = m.Abort(CodeHostLost, hostLostMessage)
+	}
 	subject := framesSubject(rec.RunID)
-	for _, f := range m.Abort(CodeHostLost, hostLostMessage) {
+	for _, f := range frames {
 		msg := nats.NewMsg(subject)
 		msg.Header.Set(hdrID, strconv.FormatUint(f.ID, 10))
 		msg.Header.Set(hdrType, string(f.Type))
