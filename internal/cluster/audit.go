@@ -41,6 +41,9 @@ type AuditStore struct {
 	runOf map[string]string // delegation -> run, of the records written here
 	err   error
 	idle  chan struct{}
+
+	queued, settled uint64        // writes enqueued, and those written or dropped, so far
+	progress        chan struct{} // closed (and replaced) when settled grows
 }
 
 var _ audit.Store = (*AuditStore)(nil)
@@ -192,8 +195,10 @@ func (s *AuditStore) enqueue(rec audit.Record) {
 	if len(s.q) >= maxAuditQueue {
 		s.err = fmt.Errorf("cluster: %d audit writes wait for NATS; dropping the oldest", len(s.q))
 		s.q = s.q[1:]
+		s.settledLocked()
 	}
 	s.q = append(s.q, rec)
+	s.queued++
 	if s.idle == nil {
 		s.idle = make(chan struct{})
 	}
@@ -213,6 +218,37 @@ func (s *AuditStore) flush(ctx context.Context) {
 	case <-idle:
 	case <-ctx.Done():
 	}
+}
+
+// settledLocked counts one queued write as written (or dropped).
+func (s *AuditStore) settledLocked() {
+	s.settled++
+	if s.progress != nil {
+		close(s.progress)
+		s.progress = nil
+	}
+}
+
+// settle waits until every write enqueued before the call was written (or
+// dropped), or ctx ends; unlike flush, later writes do not delay it.
+func (s *AuditStore) settle(ctx context.Context) error {
+	s.mu.Lock()
+	target := s.queued
+	for s.settled < target {
+		if s.progress == nil {
+			s.progress = make(chan struct{})
+		}
+		ch := s.progress
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		s.mu.Lock()
+	}
+	s.mu.Unlock()
+	return nil
 }
 
 // run is the writer goroutine (owned by the Cluster).
@@ -253,6 +289,7 @@ func (s *AuditStore) run() {
 		}
 		s.err = nil
 		s.q = s.q[1:]
+		s.settledLocked()
 		if len(s.q) == 0 {
 			s.q = nil
 			if s.idle != nil {

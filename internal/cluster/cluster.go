@@ -134,6 +134,13 @@ type Cluster struct {
 	ctlSem      chan struct{}
 	handlers    Handlers
 	holds       holds
+	claimWatch  claimWatch
+
+	// crashAt, in tests, stops a takeover at a step ("claimed", "frame"
+	// after each closing frame, "stream", "orphan" after each ended
+	// delegation, "orphans", "record", "done") when it returns true, as if
+	// the replica died there.
+	crashAt func(step string) bool
 }
 
 // New connects to NATS (bounded by Config.ConnectTimeout), makes sure the

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -139,6 +140,27 @@ func TestSharedStores(t *testing.T) {
 	ca.Put(ctx, delegator.ContextKey{Run: "run-1", Agent: "research"}, "ctx-r")
 	if _, ok := cb.Get(ctx, delegator.ContextKey{Run: "run-1", Agent: "research"}); ok {
 		t.Fatal("a per-run context must stay on its replica")
+	}
+}
+
+// settle returns once the audit writes queued before it are in the bucket.
+func TestAuditSettle(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	ns := natstest.New(t)
+	a := newCluster(t, ns.URL(), "a")
+	for i := range 50 {
+		a.Audit().Begin(audit.Record{DelegationID: fmt.Sprintf("d%d", i), RunID: "run-1", StartedAt: time.Now()})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.audit.settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		if _, err := a.auditKV.Get(ctx, auditKey("run-1", fmt.Sprintf("d%d", i))); err != nil {
+			t.Fatalf("record %d after settle: %v", i, err)
+		}
 	}
 }
 

@@ -23,7 +23,8 @@ const (
 	ActiveBucket = "agentadaptor-active"
 	// LeasesBucket holds each active run's lease (TTL: the lease).
 	LeasesBucket = "agentadaptor-leases"
-	// ClaimsBucket records which replica took over a lost run.
+	// ClaimsBucket records which replica is ending a lost run (refreshed
+	// while it works, marked done when it finished).
 	ClaimsBucket = "agentadaptor-claims"
 	// AuditBucket holds the delegation audit records.
 	AuditBucket = "agentadaptor-audit"

@@ -190,11 +190,13 @@ func (ms *mirrors) feed(ctx context.Context, e *mirrorEntry, runID string) {
 // started; it returns when the run's stream ended (nil), ctx ended, or
 // reading failed. It returns the stream sequence of the last message read.
 func (c *Cluster) read(ctx context.Context, runID string, m *subagentstream.Mirror, caught func()) error {
-	_, err := c.readSeq(ctx, runID, m, caught, true)
+	_, err := c.readSeq(ctx, runID, m, caught, true, nil)
 	return err
 }
 
-func (c *Cluster) readSeq(ctx context.Context, runID string, m *subagentstream.Mirror, caught func(), follow bool) (uint64, error) {
+// readSeq is read; without follow it returns once caught up. onFrame, when
+// not nil, sees the id and type of every frame message read.
+func (c *Cluster) readSeq(ctx context.Context, runID string, m *subagentstream.Mirror, caught func(), follow bool, onFrame func(id uint64, typ events.EventType)) (uint64, error) {
 	subject := framesSubject(runID)
 	var last uint64
 	kctx, cancel := c.kvCtx(ctx)
@@ -235,6 +237,11 @@ func (c *Cluster) readSeq(ctx context.Context, runID string, m *subagentstream.M
 		}
 		if md, err := msg.Metadata(); err == nil {
 			seq = md.Sequence.Stream
+		}
+		if onFrame != nil && msg.Headers().Get(hdrEnd) == "" {
+			if n, err := strconv.ParseUint(msg.Headers().Get(hdrID), 10, 64); err == nil && n > 0 {
+				onFrame(n, events.EventType(msg.Headers().Get(hdrType)))
+			}
 		}
 		applyMsg(m, msg.Headers().Get(hdrID), msg.Headers().Get(hdrType), msg.Headers().Get(hdrEnd), msg.Headers().Get(hdrLost), msg.Data())
 		if seq >= last {
