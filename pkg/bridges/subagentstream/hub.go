@@ -22,6 +22,7 @@ const (
 	DefaultReconnectGrace = 30 * time.Second
 	DefaultRetention      = 5 * time.Minute
 	DefaultKeepAlive      = 15 * time.Second
+	DefaultSourceLag      = 10 * time.Second
 )
 
 // HubOptions configure a Hub.
@@ -49,6 +50,12 @@ type HubOptions struct {
 	// Source, when set, serves EventsHandler the runs the hub does not
 	// hold (runs of another process). Nil: only the hub's own runs.
 	Source Source
+	// SourceLag bounds how long EventsHandler waits for a Source's copy of
+	// a live run to reach a client's cursor: a client that switches from
+	// the run's process to this one may hold frames the journal has not
+	// delivered here yet. After it, the cursor is unknown (404). Default
+	// DefaultSourceLag.
+	SourceLag time.Duration
 }
 
 // Hub owns the merged streams of a host's runs: it implements
@@ -87,6 +94,9 @@ func NewHub(bus delegation.EventBus, opts HubOptions) *Hub {
 	}
 	if opts.KeepAlive <= 0 {
 		opts.KeepAlive = DefaultKeepAlive
+	}
+	if opts.SourceLag <= 0 {
+		opts.SourceLag = DefaultSourceLag
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -266,6 +276,10 @@ func (h *Hub) EventsHandler() http.Handler {
 			if src != nil {
 				defer release()
 				st, ok = src, true
+				// A cursor ahead of this copy may only be in transit.
+				wctx, cancel := context.WithTimeout(r.Context(), h.opts.SourceLag)
+				st.waitID(wctx, cursor)
+				cancel()
 			}
 		}
 		if !ok {

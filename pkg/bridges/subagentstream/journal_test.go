@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
@@ -276,4 +278,116 @@ func TestEventsHandlerReadsTheSource(t *testing.T) {
 	}
 	srv.CloseClientConnections()
 	http.DefaultClient.CloseIdleConnections()
+}
+
+// signalSource is a mapSource that reports every Open.
+type signalSource struct {
+	mapSource
+	opened chan struct{}
+}
+
+func (s *signalSource) Open(ctx context.Context, runID string) (*subagentstream.Stream, string, func(), error) {
+	st, owner, release, err := s.mapSource.Open(ctx, runID)
+	s.opened <- struct{}{}
+	return st, owner, release, err
+}
+
+// A client that switches to another process right after a frame may hold a
+// cursor that process's copy has not received yet: EventsHandler waits for
+// the copy (up to SourceLag) instead of answering 404 at once.
+func TestEventsHandlerWaitsForASourceBehindTheCursor(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	frames := []string{
+		`{"type":"RUN_STARTED","threadId":"th","runId":"run-m","timestamp":1}`,
+		`{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant","timestamp":1}`,
+		`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"a","timestamp":1}`,
+		`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"b","timestamp":1}`,
+		`{"type":"TEXT_MESSAGE_END","messageId":"m1","timestamp":1}`,
+		`{"type":"RUN_FINISHED","threadId":"th","runId":"run-m","timestamp":1}`,
+	}
+	m := subagentstream.NewMirror("th", "run-m", subagentstream.Options{})
+	appendFrames := func(from, to int) {
+		for i := from; i <= to; i++ {
+			var e struct{ Type string }
+			_ = json.Unmarshal([]byte(frames[i-1]), &e)
+			if err := m.Append(uint64(i), events.EventType(e.Type), []byte(frames[i-1])); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	appendFrames(1, 2)
+	src := &signalSource{mapSource{streams: map[string]*subagentstream.Stream{"run-m": m.Stream()}, owner: "alice"}, make(chan struct{}, 1)}
+	hub := subagentstream.NewHub(delegation.NewMemoryBus(), subagentstream.HubOptions{Source: src, SourceLag: time.Hour})
+	defer hub.Close()
+	mux := http.NewServeMux()
+	mux.Handle("/agui/runs/{runId}/events", hub.EventsHandler())
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	defer http.DefaultClient.CloseIdleConnections()
+	type answer struct {
+		code int
+		body string
+	}
+	get := func(cursor string) <-chan answer {
+		out := make(chan answer, 1)
+		go func() {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/agui/runs/run-m/events", nil)
+			req.Header.Set("Last-Event-ID", cursor)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				out <- answer{0, err.Error()}
+				return
+			}
+			defer resp.Body.Close()
+			var b bytes.Buffer
+			_, _ = b.ReadFrom(resp.Body)
+			out <- answer{resp.StatusCode, b.String()}
+		}()
+		return out
+	}
+
+	// Cursor 4 while the copy holds 2: the frames arrive after the request.
+	got := get("4")
+	<-src.opened
+	appendFrames(3, 6)
+	m.End(6)
+	a := <-got
+	if a.code != http.StatusOK || strings.Contains(a.body, "id: 4\n") || !strings.Contains(a.body, "id: 5\n") || !strings.Contains(a.body, "id: 6\n") {
+		t.Fatalf("resume at 4 from a lagging copy: %d\n%s", a.code, a.body)
+	}
+
+	// The copy ended before the cursor: the cursor is unknown, without
+	// waiting for SourceLag.
+	got = get("9")
+	<-src.opened
+	if a := <-got; a.code != http.StatusNotFound {
+		t.Fatalf("cursor beyond an ended copy: %d %s", a.code, a.body)
+	}
+}
+
+// Past SourceLag, a cursor the copy of a live run never reached is unknown.
+func TestEventsHandlerSourceLagBoundsTheWait(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	m := subagentstream.NewMirror("th", "run-m", subagentstream.Options{})
+	_ = m.Append(1, events.EventTypeRunStarted, []byte(`{"type":"RUN_STARTED","threadId":"th","runId":"run-m","timestamp":1}`))
+	defer m.Stop()
+	src := &mapSource{streams: map[string]*subagentstream.Stream{"run-m": m.Stream()}, owner: "alice"}
+	hub := subagentstream.NewHub(delegation.NewMemoryBus(), subagentstream.HubOptions{Source: src, SourceLag: time.Millisecond})
+	defer hub.Close()
+	mux := http.NewServeMux()
+	mux.Handle("/agui/runs/{runId}/events", hub.EventsHandler())
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	defer http.DefaultClient.CloseIdleConnections()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/agui/runs/run-m/events", nil)
+	req.Header.Set("Last-Event-ID", "7")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "cursor_not_found") {
+		t.Fatalf("got %d %s, want 404 cursor_not_found", resp.StatusCode, body)
+	}
 }

@@ -236,6 +236,7 @@ type Stream struct {
 	subs     map[*Subscriber]struct{}
 	ended    bool
 	done     chan struct{}
+	grown    chan struct{} // closed by the next append; made by waitID, nil when nobody waits
 
 	// Owned by the merge goroutine.
 	groups     map[string]*group
@@ -795,8 +796,39 @@ func (s *Stream) append(f *Frame) {
 	for sub := range s.subs {
 		sub.push(f)
 	}
+	if s.grown != nil {
+		close(s.grown)
+		s.grown = nil
+	}
 	if s.opts.journal != nil {
 		s.opts.journal.Append(f)
+	}
+}
+
+// waitID waits until the stream holds frame id, ends, or ctx ends; it
+// reports whether the stream holds frame id.
+func (s *Stream) waitID(ctx context.Context, id uint64) bool {
+	for {
+		s.mu.Lock()
+		if s.lastID >= id {
+			s.mu.Unlock()
+			return true
+		}
+		if s.ended {
+			s.mu.Unlock()
+			return false
+		}
+		if s.grown == nil {
+			s.grown = make(chan struct{})
+		}
+		grown := s.grown
+		s.mu.Unlock()
+		select {
+		case <-grown:
+		case <-s.done:
+		case <-ctx.Done():
+			return false
+		}
 	}
 }
 
