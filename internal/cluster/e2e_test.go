@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed0634/agentadaptor/internal/ssetest"
+
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/natstest"
@@ -149,57 +151,10 @@ func threadBody(runID string) string {
 	return `{"threadId":"t-` + runID + `","runId":"` + runID + `","messages":[{"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`
 }
 
-// liveStream reads a live SSE response frame by frame.
-type liveStream struct {
-	resp *http.Response
-	br   *bufio.Reader
-	raw  bytes.Buffer
-}
-
-func openStream(t *testing.T, req *http.Request) *liveStream {
-	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != 200 {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		t.Fatalf("%s %s: %d %s", req.Method, req.URL, resp.StatusCode, b)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return &liveStream{resp: resp, br: bufio.NewReader(resp.Body)}
-}
-
-// until reads until a line contains want; the last id seen is returned.
-func (s *liveStream) until(t *testing.T, want string) uint64 {
-	t.Helper()
-	var last uint64
-	for {
-		line, err := s.br.ReadString('\n')
-		s.raw.WriteString(line)
-		if id, ok := strings.CutPrefix(line, "id: "); ok {
-			last, _ = strconv.ParseUint(strings.TrimSpace(id), 10, 64)
-		}
-		if strings.Contains(line, want) {
-			return last
-		}
-		if err != nil {
-			t.Fatalf("the stream ended before %q:\n%s", want, s.raw.String())
-		}
-	}
-}
-
-func (s *liveStream) rest() []byte {
-	b, _ := io.ReadAll(s.br)
-	s.raw.Write(b)
-	return s.raw.Bytes()
-}
-
-func post(t *testing.T, base, runID string) *liveStream {
+func post(t *testing.T, base, runID string) *ssetest.Reader {
 	req, _ := http.NewRequest(http.MethodPost, base+"/agui", strings.NewReader(threadBody(runID)))
 	req.Header.Set("Content-Type", "application/json")
-	return openStream(t, req)
+	return ssetest.Open(t, req)
 }
 
 func get(t *testing.T, url string, header ...string) (int, string) {
@@ -274,7 +229,7 @@ func TestKillOwnerMidDelegation(t *testing.T) {
 	c := startServe(t, writeConfig(t, dir, ns.URL(), "c", remote))
 
 	live := post(t, a.url, "run-k")
-	cursor := live.until(t, `"delta":"partial "`)
+	cursor := ssetest.LastID(live.Until(t, `"delta":"partial "`))
 	// The remote task's id is in the shared audit before the owner dies.
 	eventually(t, "the audit record with the remote task id", func() bool {
 		for _, r := range audits(t, b.url, "run-k") {
@@ -284,15 +239,16 @@ func TestKillOwnerMidDelegation(t *testing.T) {
 		}
 		return false
 	})
-	follow := func() *liveStream {
+	follow := func() *ssetest.Reader {
 		req, _ := http.NewRequest(http.MethodGet, b.url+"/agui/runs/run-k/events", nil)
 		req.Header.Set("Last-Event-ID", strconv.FormatUint(cursor, 10))
-		return openStream(t, req)
+		return ssetest.Open(t, req)
 	}
 	onB := follow()
 	a.kill(syscall.SIGKILL)
 
-	raw := onB.rest()
+	onB.Rest()
+	raw := onB.Raw.Bytes()
 	if !bytes.Contains(raw, []byte(`"code":"host_lost"`)) || !bytes.Contains(raw, []byte(`"type":"RUN_ERROR"`)) {
 		t.Fatalf("the stream on B did not end with RUN_ERROR host_lost:\n%s\n--- b:\n%s\n--- c:\n%s", raw, b.log(), c.log())
 	}
@@ -351,8 +307,9 @@ func TestRestartOfEveryReplica(t *testing.T) {
 	a := startServe(t, writeConfig(t, dir, ns.URL(), "a", remote))
 	b := startServe(t, writeConfig(t, dir, ns.URL(), "b", remote))
 	live := post(t, a.url, "run-r")
-	live.until(t, "RUN_FINISHED")
-	original := live.rest()
+	live.Until(t, "RUN_FINISHED")
+	live.Rest()
+	original := live.Raw.Bytes()
 	verify(t, original)
 	eventually(t, "the run replayable from B", func() bool {
 		code, body := get(t, b.url+"/agui/runs/run-r/events")

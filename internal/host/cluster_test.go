@@ -1,7 +1,6 @@
 package host_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/seed0634/agentadaptor/internal/ssetest"
 
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
@@ -41,88 +42,10 @@ func replicaConfig(t *testing.T, url, replica string, remote *fakea2a.Server, po
 	return cfg
 }
 
-// sseFrame is one frame read from a live stream.
-type sseFrame struct {
-	id   uint64
-	data string
-}
-
-// sseReader reads frames from a live SSE response.
-type sseReader struct {
-	resp *http.Response
-	br   *bufio.Reader
-	raw  bytes.Buffer
-}
-
-func openSSE(t *testing.T, req *http.Request) *sseReader {
-	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != 200 {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		t.Fatalf("%s %s: %d %s", req.Method, req.URL, resp.StatusCode, b)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return &sseReader{resp: resp, br: bufio.NewReader(resp.Body)}
-}
-
-// next returns the next frame; ok false at the end of the stream.
-func (s *sseReader) next() (sseFrame, bool) {
-	var f sseFrame
-	for {
-		line, err := s.br.ReadString('\n')
-		s.raw.WriteString(line)
-		if err != nil {
-			return f, false
-		}
-		line = strings.TrimRight(line, "\r\n")
-		switch {
-		case line == "":
-			if f.data != "" {
-				return f, true
-			}
-		case strings.HasPrefix(line, "id: "):
-			f.id, _ = strconv.ParseUint(line[4:], 10, 64)
-		case strings.HasPrefix(line, "data: "):
-			f.data = line[6:]
-		}
-	}
-}
-
-// until reads frames until one contains want.
-func (s *sseReader) until(t *testing.T, want string) []sseFrame {
-	t.Helper()
-	var out []sseFrame
-	for {
-		f, ok := s.next()
-		if !ok {
-			t.Fatalf("the stream ended before %q:\n%s", want, s.raw.String())
-		}
-		out = append(out, f)
-		if strings.Contains(f.data, want) {
-			return out
-		}
-	}
-}
-
-func (s *sseReader) rest() []sseFrame {
-	var out []sseFrame
-	for {
-		f, ok := s.next()
-		if !ok {
-			return out
-		}
-		out = append(out, f)
-	}
-}
-
-func postRun(t *testing.T, base, runID string) *sseReader {
+func postRun(t *testing.T, base, runID string) *ssetest.Reader {
 	req, _ := http.NewRequest(http.MethodPost, base+"/agui", strings.NewReader(threadBody(runID)))
 	req.Header.Set("Content-Type", "application/json")
-	return openSSE(t, req)
+	return ssetest.Open(t, req)
 }
 
 // threadBody is a run's input on its own chat thread.
@@ -130,10 +53,10 @@ func threadBody(runID string) string {
 	return strings.Replace(strings.Replace(runInput, "%s", runID, 1), `"t-1"`, `"t-`+runID+`"`, 1)
 }
 
-func events(t *testing.T, base, runID string, cursor uint64) *sseReader {
+func events(t *testing.T, base, runID string, cursor uint64) *ssetest.Reader {
 	req, _ := http.NewRequest(http.MethodGet, base+"/agui/runs/"+runID+"/events", nil)
 	req.Header.Set("Last-Event-ID", strconv.FormatUint(cursor, 10))
-	return openSSE(t, req)
+	return ssetest.Open(t, req)
 }
 
 // replica is one in-process host of a cluster.
@@ -179,11 +102,11 @@ func verifySSE(t *testing.T, raw []byte, opts ...aguiverify.Option) {
 }
 
 // ids returns the ids of the numbered frames.
-func ids(fs []sseFrame) []uint64 {
+func ids(fs []ssetest.Frame) []uint64 {
 	var out []uint64
 	for _, f := range fs {
-		if f.id > 0 {
-			out = append(out, f.id)
+		if f.ID > 0 {
+			out = append(out, f.ID)
 		}
 	}
 	return out
@@ -203,17 +126,17 @@ func TestClusterReconnectOnAnotherReplica(t *testing.T) {
 	b := startReplica(t, replicaConfig(t, ns.URL(), "b", remote, hostconfig.Policy{}))
 
 	live := postRun(t, a.srv.URL, "run-x")
-	seen := live.until(t, `"delta":"half "`)
-	cursor := seen[len(seen)-1].id
+	seen := live.Until(t, `"delta":"half "`)
+	cursor := seen[len(seen)-1].ID
 	// B follows from the cursor (the browser moved to B).
 	onB := events(t, b.srv.URL, "run-x", cursor)
 	for _, id := range remote.Tasks() {
 		remote.Release(id)
 	}
-	rest := onB.rest()
-	whole := live.rest()
-	if len(rest) == 0 || rest[0].id != 0 || !strings.Contains(rest[0].data, "RUN_STARTED") {
-		t.Fatalf("B's stream must re-open with RUN_STARTED:\n%s", onB.raw.String())
+	rest := onB.Rest()
+	whole := live.Rest()
+	if len(rest) == 0 || rest[0].ID != 0 || !strings.Contains(rest[0].Data, "RUN_STARTED") {
+		t.Fatalf("B's stream must re-open with RUN_STARTED:\n%s", onB.Raw.String())
 	}
 	got := ids(rest)
 	for i, id := range got {
@@ -224,15 +147,15 @@ func TestClusterReconnectOnAnotherReplica(t *testing.T) {
 	if last := ids(whole); len(last) == 0 || got[len(got)-1] != last[len(last)-1] {
 		t.Fatalf("B ends at %v, A at %v", got, ids(whole))
 	}
-	verifySSE(t, onB.raw.Bytes())
-	nodeValidate(t, onB.raw.Bytes())
+	verifySSE(t, onB.Raw.Bytes())
+	nodeValidate(t, onB.Raw.Bytes())
 	// The whole stream from B equals A's.
 	full := events(t, b.srv.URL, "run-x", 0)
-	allB := full.rest()
+	allB := full.Rest()
 	if len(allB) != len(seen)+len(whole) {
 		t.Fatalf("B replays %d frames, A streamed %d", len(allB), len(seen)+len(whole))
 	}
-	verifySSE(t, full.raw.Bytes())
+	verifySSE(t, full.Raw.Bytes())
 	// A complete stream is a 204 on B too; an unknown cursor a 404.
 	if code, _, _ := request(t, nil, "GET", b.srv.URL+"/agui/runs/run-x/events", "", map[string]string{"Last-Event-ID": strconv.FormatUint(got[len(got)-1], 10)}); code != 204 {
 		t.Fatalf("complete stream on B: %d", code)
@@ -252,7 +175,7 @@ func TestClusterReconnectOnAnotherReplica(t *testing.T) {
 	}
 	var uri string
 	for _, f := range allB {
-		if strings.Contains(f.data, `"subagent.artifact"`) {
+		if strings.Contains(f.Data, `"subagent.artifact"`) {
 			var ev struct {
 				Value struct {
 					DelegationID string `json:"delegationId"`
@@ -261,7 +184,7 @@ func TestClusterReconnectOnAnotherReplica(t *testing.T) {
 					} `json:"artifact"`
 				} `json:"value"`
 			}
-			_ = json.Unmarshal([]byte(f.data), &ev)
+			_ = json.Unmarshal([]byte(f.Data), &ev)
 			uri = "/agui/runs/run-x/delegations/" + ev.Value.DelegationID + "/artifacts/" + ev.Value.Artifact.ID
 		}
 	}
@@ -287,13 +210,13 @@ func TestClusterCancelAndInputThroughAnotherReplica(t *testing.T) {
 
 	// Input: the question is answered through B.
 	live := postRun(t, a.srv.URL, "run-in")
-	q := live.until(t, `"subagent.input_required"`)
+	q := live.Until(t, `"subagent.input_required"`)
 	var ev struct {
 		Value struct {
 			DelegationID string `json:"delegationId"`
 		} `json:"value"`
 	}
-	_ = jsonUnmarshal(q[len(q)-1].data, &ev)
+	_ = jsonUnmarshal(q[len(q)-1].Data, &ev)
 	inputURL := "/agui/runs/run-in/delegations/" + ev.Value.DelegationID + "/input"
 	if code, _, body := request(t, nil, "POST", b.srv.URL+inputURL, `{"text":""}`, json); code != 400 || !strings.Contains(body, "empty_answer") {
 		t.Fatalf("empty answer through B: %d %s", code, body)
@@ -304,24 +227,24 @@ func TestClusterCancelAndInputThroughAnotherReplica(t *testing.T) {
 	if code, _, body := request(t, nil, "POST", b.srv.URL+inputURL, `{"text":"1999"}`, json); code != 202 || !strings.Contains(body, "accepted") {
 		t.Fatalf("answer through B: %d %s", code, body)
 	}
-	live.until(t, "RUN_FINISHED")
-	verifySSE(t, live.raw.Bytes())
+	live.Until(t, "RUN_FINISHED")
+	verifySSE(t, live.Raw.Bytes())
 	if code, _, body := request(t, nil, "POST", b.srv.URL+inputURL, `{"text":"again"}`, json); code != 404 {
 		t.Fatalf("answer to an ended delegation through B: %d %s", code, body)
 	}
 
 	// Cancel through B: the same 200 body, and A's stream ends cancelled.
 	live2 := postRun(t, a.srv.URL, "run-c")
-	live2.until(t, `"subagent.input_required"`)
+	live2.Until(t, `"subagent.input_required"`)
 	code, _, body := request(t, nil, "POST", b.srv.URL+"/agui/runs/run-c/cancel", "", nil)
 	if code != 200 || strings.TrimSpace(body) != `{"cancelled":true,"runId":"run-c"}` {
 		t.Fatalf("cancel through B: %d %s", code, body)
 	}
-	rest := live2.rest()
-	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1].data, `"RUN_ERROR"`) || !strings.Contains(rest[len(rest)-1].data, `"cancelled"`) {
-		t.Fatalf("the run did not end cancelled:\n%s", live2.raw.String())
+	rest := live2.Rest()
+	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1].Data, `"RUN_ERROR"`) || !strings.Contains(rest[len(rest)-1].Data, `"cancelled"`) {
+		t.Fatalf("the run did not end cancelled:\n%s", live2.Raw.String())
 	}
-	verifySSE(t, live2.raw.Bytes())
+	verifySSE(t, live2.Raw.Bytes())
 	if code, _, body := request(t, nil, "POST", b.srv.URL+"/agui/runs/run-c/cancel", "", nil); code != 404 || !strings.Contains(body, "run_not_found") {
 		t.Fatalf("cancel of an ended run through B: %d %s", code, body)
 	}
@@ -353,8 +276,8 @@ func TestClusterOwnershipAcrossReplicas(t *testing.T) {
 	for k, v := range alice {
 		req.Header.Set(k, v)
 	}
-	live := openSSE(t, req)
-	live.until(t, `"subagent.status"`)
+	live := ssetest.Open(t, req)
+	live.Until(t, `"subagent.status"`)
 	waitFor(t, func() bool {
 		code, _, _ := request(t, nil, "GET", b.srv.URL+"/agui/runs/run-al/delegations", "", alice)
 		return code == 200
@@ -373,7 +296,7 @@ func TestClusterOwnershipAcrossReplicas(t *testing.T) {
 	for _, id := range remote.Tasks() {
 		remote.Release(id)
 	}
-	live.until(t, "RUN_FINISHED")
+	live.Until(t, "RUN_FINISHED")
 	if code, _, body := request(t, nil, "GET", b.srv.URL+"/agui/runs/run-al/events", "", map[string]string{"Authorization": alice["Authorization"], "Last-Event-ID": "1"}); code != 200 || !strings.Contains(body, "RUN_FINISHED") {
 		t.Errorf("alice follows on B: %d %s", code, body)
 	}
@@ -511,7 +434,7 @@ func TestClusterNATSLostMidRun(t *testing.T) {
 	a := startReplica(t, replicaConfig(t, ns.URL(), "a", remote, hostconfig.Policy{}))
 	b := startReplica(t, replicaConfig(t, ns.URL(), "b", remote, hostconfig.Policy{}))
 	live := postRun(t, a.srv.URL, "run-o")
-	live.until(t, `"subagent.status"`)
+	live.Until(t, `"subagent.status"`)
 	ns.Stop()
 	jsonCT := map[string]string{"Content-Type": "application/json"}
 	waitFor(t, func() bool {
@@ -524,28 +447,28 @@ func TestClusterNATSLostMidRun(t *testing.T) {
 	for _, id := range remote.Tasks() {
 		remote.Release(id)
 	}
-	rest := live.rest()
-	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1].data, "RUN_FINISHED") {
-		t.Fatalf("the run did not finish on its replica:\n%s", live.raw.String())
+	rest := live.Rest()
+	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1].Data, "RUN_FINISHED") {
+		t.Fatalf("the run did not finish on its replica:\n%s", live.Raw.String())
 	}
-	verifySSE(t, live.raw.Bytes())
+	verifySSE(t, live.Raw.Bytes())
 	if err := ns.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool {
 		replay, code, err := getAll(b.srv.URL, "run-o")
-		return err == nil && code == 200 && bytes.Equal(dataLines(replay), dataLines(live.raw.Bytes()))
+		return err == nil && code == 200 && bytes.Equal(dataLines(replay), dataLines(live.Raw.Bytes()))
 	})
 	waitFor(t, func() bool {
 		code, _, body := request(t, nil, "GET", a.srv.URL+"/healthz", "", nil)
 		return code == 200 && strings.Contains(body, `"ok"`)
 	})
 	after := postRun(t, a.srv.URL, "run-after")
-	after.until(t, `"subagent.status"`)
+	after.Until(t, `"subagent.status"`)
 	for _, id := range remote.Tasks() {
 		remote.Release(id)
 	}
-	after.until(t, "RUN_FINISHED")
+	after.Until(t, "RUN_FINISHED")
 	http.DefaultClient.CloseIdleConnections()
 }
 
@@ -561,18 +484,18 @@ func TestClusterFollowerOnAnotherReplicaKeepsTheRun(t *testing.T) {
 	a := startReplica(t, cfgA)
 	b := startReplica(t, replicaConfig(t, ns.URL(), "b", remote, hostconfig.Policy{}))
 	live := postRun(t, a.srv.URL, "run-f")
-	seen := live.until(t, `"subagent.status"`)
-	live.resp.Body.Close() // the browser leaves A
-	onB := events(t, b.srv.URL, "run-f", seen[len(seen)-1].id)
+	seen := live.Until(t, `"subagent.status"`)
+	live.Resp.Body.Close() // the browser leaves A
+	onB := events(t, b.srv.URL, "run-f", seen[len(seen)-1].ID)
 	time.Sleep(12 * time.Second) // longer than A's reconnect grace
 	for _, id := range remote.Tasks() {
 		remote.Release(id)
 	}
-	rest := onB.rest()
-	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1].data, "RUN_FINISHED") {
-		t.Fatalf("the run followed on B did not finish:\n%s", onB.raw.String())
+	rest := onB.Rest()
+	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1].Data, "RUN_FINISHED") {
+		t.Fatalf("the run followed on B did not finish:\n%s", onB.Raw.String())
 	}
-	verifySSE(t, onB.raw.Bytes())
+	verifySSE(t, onB.Raw.Bytes())
 }
 
 // sticky_per_parent_thread_agent across replicas: the thread's second run,
@@ -588,15 +511,15 @@ func TestClusterStickyThreadContextAcrossReplicas(t *testing.T) {
 		body := strings.Replace(runInput, "%s", runID, 1) // thread t-1 for both runs
 		req, _ := http.NewRequest(http.MethodPost, base+"/agui", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		s := openSSE(t, req)
-		fs := s.until(t, `"subagent.finished"`)
-		s.rest()
+		s := ssetest.Open(t, req)
+		fs := s.Until(t, `"subagent.finished"`)
+		s.Rest()
 		var ev struct {
 			Value struct {
 				RemoteContextID string `json:"remoteContextId"`
 			} `json:"value"`
 		}
-		_ = json.Unmarshal([]byte(fs[len(fs)-1].data), &ev)
+		_ = json.Unmarshal([]byte(fs[len(fs)-1].Data), &ev)
 		return ev.Value.RemoteContextID
 	}
 	first := contextOf(a.srv.URL, "run-s1")
