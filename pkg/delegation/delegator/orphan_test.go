@@ -17,12 +17,16 @@ import (
 
 // A second delegator (another host process) ends a delegation the first
 // one was following, from its audit record alone: one CancelTask reaches
-// the remote, and the record ends cancelled with the code.
+// the remote, and the record ends cancelled with the code. The first
+// process is dead as far as the shared store goes: its writes go to a store
+// of its own (else its own end, once the remote cancels, would race the
+// survivor's).
 func TestEndOrphanCancelsTheRemoteTaskFromTheAudit(t *testing.T) {
 	dt.CheckLeaks(t)
 	srv := dt.StreamingFake(t, fakea2a.Working("on it"), fakea2a.Hang())
 	shared := audit.NewMemory(audit.Options{})
-	owner := env.NewEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv)}, func(c *env.Config) { c.Audit = shared })
+	ownerAudit := audit.NewMemory(audit.Options{})
+	owner := env.NewEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv)}, func(c *env.Config) { c.Audit = ownerAudit })
 	survivor := env.NewEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv)}, func(c *env.Config) { c.Audit = shared })
 	ctx, cancel := context.WithCancel(dt.Ctx(t))
 	done := make(chan delegation.Result, 1)
@@ -31,7 +35,7 @@ func TestEndOrphanCancelsTheRemoteTaskFromTheAudit(t *testing.T) {
 	}()
 	var rec audit.Record
 	for deadline := time.Now().Add(20 * time.Second); ; {
-		if recs := shared.ListRun("run-1"); len(recs) == 1 && len(srv.Tasks()) == 1 && hasTaskID(recs[0]) {
+		if recs := ownerAudit.ListRun("run-1"); len(recs) == 1 && len(srv.Tasks()) == 1 && hasTaskID(recs[0]) {
 			rec = recs[0]
 			break
 		}
@@ -40,6 +44,7 @@ func TestEndOrphanCancelsTheRemoteTaskFromTheAudit(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	shared.Begin(rec) // what the owner had written to the shared store before it died
 	if out := survivor.D.EndOrphan(dt.Ctx(t), rec, "host_lost", "the host running the run stopped"); out != remote.CancelConfirmed {
 		t.Fatalf("outcome %v", out)
 	}
