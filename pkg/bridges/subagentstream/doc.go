@@ -40,7 +40,9 @@
 // subagents): it validates on its own. A cursor older than the log gets a
 // stream.replay_gap marker after the re-opening of the log's first state; the
 // terminal event is never replayed partially. Malformed cursors are 400,
-// unknown runs or cursors 404, a complete stream 204.
+// unknown runs or cursors 404, a complete stream 204. When a stream ends its
+// log is packed for the stream's retention (compressed blocks and an index
+// instead of one struct per frame), with the same answers.
 //
 // # Backpressure (docs/design.md#backpressure)
 //

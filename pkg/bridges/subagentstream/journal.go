@@ -81,9 +81,15 @@ func (s *Stream) endJournal() {
 		return
 	}
 	s.mu.Lock()
-	complete := len(s.log) > 0 && isTerminalType(s.log[len(s.log)-1].Type)
+	var last events.EventType
+	switch {
+	case s.packed != nil:
+		last = s.packed.frameType(s.packed.len() - 1)
+	case len(s.log) > 0:
+		last = s.log[len(s.log)-1].Type
+	}
 	s.mu.Unlock()
-	j.End(complete)
+	j.End(isTerminalType(last))
 }
 
 // openSource opens runID from the hub's Source for r: nil stream (and a
@@ -133,12 +139,8 @@ type Mirror struct {
 
 // NewMirror returns an empty mirror of the run with these AG-UI ids.
 func NewMirror(threadID, runID string, opts Options) *Mirror {
-	opts.defaults()
 	opts.journal = nil
-	s := &Stream{
-		opts: opts, threadID: threadID, runID: runID,
-		base: newOpenState(), firstID: 1, subs: map[*Subscriber]struct{}{}, done: make(chan struct{}),
-	}
+	s := makeStream(threadID, runID, opts)
 	return &Mirror{s: s, ahead: map[uint64]*Frame{}, subs: map[string]map[string]any{}, subsOrd: map[string]int{}}
 }
 
@@ -162,25 +164,35 @@ func (m *Mirror) Ended() bool {
 // Append adds the frame with this id (its type and JSON as the original
 // stream wrote them). A frame already applied is ignored; one ahead of a
 // missing frame is held until the gap fills (at most MirrorMaxAhead). Frames
-// after the end are ignored.
+// after the end are ignored. The call that ends the stream packs its
+// replay log for its retention, as a Hub's stream's end does.
 func (m *Mirror) Append(id uint64, typ events.EventType, data []byte) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	ended, err := m.appendLocked(id, typ, data)
+	m.mu.Unlock()
+	if ended {
+		m.s.compact() // outside m.mu: Ended and Append callers do not wait for it
+	}
+	return err
+}
+
+// appendLocked is Append under m.mu; ended reports that it ended the stream.
+func (m *Mirror) appendLocked(id uint64, typ events.EventType, data []byte) (ended bool, err error) {
 	if m.ended || id == 0 {
-		return nil
+		return false, nil
 	}
 	last := m.LastID()
 	switch {
 	case id <= last:
-		return nil
+		return false, nil
 	case id > last+1:
 		if _, dup := m.ahead[id]; !dup {
 			if len(m.ahead) >= MirrorMaxAhead {
-				return fmt.Errorf("%w: frame %d of run %s is missing", ErrMirrorGap, last+1, m.s.runID)
+				return false, fmt.Errorf("%w: frame %d of run %s is missing", ErrMirrorGap, last+1, m.s.runID)
 			}
 			m.ahead[id] = mirrorFrame(id, typ, data)
 		}
-		return nil
+		return false, nil
 	}
 	m.applyLocked(mirrorFrame(id, typ, data))
 	for {
@@ -192,46 +204,56 @@ func (m *Mirror) Append(id uint64, typ events.EventType, data []byte) error {
 		delete(m.ahead, next)
 		m.applyLocked(f)
 	}
-	m.maybeEndLocked()
-	return nil
+	return m.maybeEndLocked(), nil
 }
 
 // End records that the run ended after frame last: once every frame up to
-// it was applied, the stream ends (subscribers get io.EOF after it).
+// it was applied, the stream ends (subscribers get io.EOF after it) and
+// its replay log is packed.
 func (m *Mirror) End(last uint64) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.ended {
-		return
+	ended := false
+	if !m.ended {
+		if m.endAt == 0 || last < m.endAt {
+			m.endAt = last
+		}
+		ended = m.maybeEndLocked()
 	}
-	if m.endAt == 0 || last < m.endAt {
-		m.endAt = last
+	m.mu.Unlock()
+	if ended {
+		m.s.compact()
 	}
-	m.maybeEndLocked()
 }
 
 // Stop ends the mirror where it is (e.g. when its reader stops), without
-// a terminal event.
+// a terminal event. Its replay log is not packed: Stop is how a mirror's
+// owner lets it go (a run's end, by End or Abort, packs it for retention).
 func (m *Mirror) Stop() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.stopLocked()
 }
 
-func (m *Mirror) maybeEndLocked() {
+// maybeEndLocked ends the stream once every frame up to the end is
+// applied; it reports whether it ended it.
+func (m *Mirror) maybeEndLocked() bool {
 	if m.endAt > 0 && m.LastID() >= m.endAt {
-		m.stopLocked()
+		return m.stopLocked()
 	}
+	return false
 }
 
-func (m *Mirror) stopLocked() {
+// stopLocked ends the stream, without packing its log; it reports whether
+// it ended it (false: it had ended already).
+func (m *Mirror) stopLocked() bool {
 	if m.ended {
-		return
+		return false
 	}
 	m.ended = true
 	clear(m.ahead)
-	m.s.finish()
+	m.s.finish(false)
 	close(m.s.done)
+	return true
 }
 
 func (m *Mirror) applyLocked(f *Frame) {
@@ -316,12 +338,21 @@ func mirrorFrame(id uint64, typ events.EventType, data []byte) *Frame {
 // with the code, synthesized), text message, reasoning and tool call — then
 // RUN_ERROR with the code and message, and returns the appended frames
 // (with their ids) for the journal. A stream that never started gets
-// RUN_STARTED first. It returns nil when the stream has already ended.
+// RUN_STARTED first. It returns nil when the stream has already ended. The
+// ended stream's replay log is packed for its retention.
 func (m *Mirror) Abort(code, message string) []*Frame {
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	out, ended := m.abortLocked(code, message)
+	m.mu.Unlock()
+	if ended {
+		m.s.compact()
+	}
+	return out
+}
+
+func (m *Mirror) abortLocked(code, message string) (_ []*Frame, ended bool) {
 	if m.ended {
-		return nil
+		return nil, false
 	}
 	clear(m.ahead)
 	s := m.s
@@ -387,8 +418,7 @@ func (m *Mirror) Abort(code, message string) []*Frame {
 	}
 	m.subs, m.subsOrd = map[string]map[string]any{}, map[string]int{}
 	m.endAt = m.LastID()
-	m.stopLocked()
-	return out
+	return out, m.stopLocked()
 }
 
 // requester is the principal r acts for ("" without HubOptions.Owner).

@@ -230,13 +230,16 @@ type Stream struct {
 	mu       sync.Mutex
 	log      []*Frame
 	logBytes int
-	base     *openState // state before log[0]
-	firstID  uint64     // id of log[0]
-	lastID   uint64
-	subs     map[*Subscriber]struct{}
-	ended    bool
-	done     chan struct{}
-	grown    chan struct{} // closed by the next append; made by waitID, nil when nobody waits
+	// packed replaces log once the stream has ended (packed.go): the same
+	// frames, compacted for the stream's retention.
+	packed  *packedLog
+	base    *openState // state before log[0]
+	firstID uint64     // id of log[0]
+	lastID  uint64
+	subs    map[*Subscriber]struct{}
+	ended   bool
+	done    chan struct{}
+	grown   chan struct{} // closed by the next append; made by waitID, nil when nobody waits
 
 	// Owned by the merge goroutine.
 	groups     map[string]*group
@@ -253,11 +256,18 @@ type Stream struct {
 
 // newStream returns the stream of a started run; start begins merging it.
 func newStream(h *agentadaptor.RunHandle, threadID, runID string, opts Options) *Stream {
+	s := makeStream(threadID, runID, opts)
+	s.sdkRunID = h.RunID()
+	s.groups, s.seenParent, s.continued = map[string]*group{}, map[string]bool{}, map[string]string{}
+	return s
+}
+
+// makeStream returns an empty stream without merge state (a Mirror's).
+func makeStream(threadID, runID string, opts Options) *Stream {
 	opts.defaults()
 	return &Stream{
-		opts: opts, threadID: threadID, runID: runID, sdkRunID: h.RunID(),
+		opts: opts, threadID: threadID, runID: runID,
 		base: newOpenState(), firstID: 1, subs: map[*Subscriber]struct{}{}, done: make(chan struct{}),
-		groups: map[string]*group{}, seenParent: map[string]bool{}, continued: map[string]string{},
 	}
 }
 
@@ -384,11 +394,11 @@ func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamP
 				s.release(true)
 			}
 		case <-ctx.Done():
-			s.finish()
+			s.finish(false) // the hub is closing: nothing is kept
 			return
 		}
 	}
-	s.finish()
+	s.finish(true)
 }
 
 // forgetMergeState drops what only the merge goroutine used, once it is
@@ -399,8 +409,10 @@ func (s *Stream) forgetMergeState() {
 	s.seenParent, s.continued = nil, nil
 }
 
-func (s *Stream) finish() {
-	defer s.endJournal()
+// finish ends the stream: its subscribers get io.EOF after their queues,
+// its journal is told, and, with compact, its replay log is packed for the
+// stream's retention.
+func (s *Stream) finish(compact bool) {
 	s.mu.Lock()
 	s.ended = true
 	subs := s.subs
@@ -409,6 +421,30 @@ func (s *Stream) finish() {
 	for sub := range subs {
 		sub.end()
 	}
+	s.endJournal()
+	if compact {
+		s.compact()
+	}
+}
+
+// compact packs the replay log of an ended stream (packed.go). Nothing is
+// appended to an ended stream, so the log is read outside the lock (as
+// Subscribe reads it under the lock: both only read), and only the swap
+// takes the lock. Frames that subscribers still have queued stay theirs.
+func (s *Stream) compact() {
+	s.mu.Lock()
+	log, ok := s.log, s.ended && s.packed == nil
+	s.mu.Unlock()
+	if !ok || len(log) == 0 {
+		return
+	}
+	p := packLog(log)
+	if p == nil {
+		return
+	}
+	s.mu.Lock()
+	s.packed, s.log = p, nil
+	s.mu.Unlock()
 }
 
 // onParent handles one parent AG-UI event: correlation bookkeeping, then

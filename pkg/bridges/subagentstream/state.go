@@ -56,52 +56,51 @@ func (s *openState) clone() *openState {
 
 // applyFrame applies a frame of the stream: only the frames that open or
 // close something are decoded (frames keep their JSON only, once).
-func (s *openState) applyFrame(f *Frame) {
+func (s *openState) applyFrame(f *Frame) { s.applyData(f.Type, f.Data) }
+
+// applyData applies a frame of type typ with the JSON data, which is read
+// only when stateEvent(typ) is not nil (nil data will do otherwise).
+func (s *openState) applyData(typ events.EventType, data []byte) {
 	s.n++
-	if ev := decodeStateEvent(f); ev != nil {
+	if ev := stateEvent(typ); ev != nil && json.Unmarshal(data, ev) == nil {
+		// A frame that does not decode cannot happen for frames this
+		// package wrote.
 		s.apply(ev)
 	}
 }
 
-// decodeStateEvent decodes the frames that change what is open; nil for
-// every other frame (and for a frame that does not decode, which cannot
-// happen for frames this package wrote).
-func decodeStateEvent(f *Frame) events.Event {
-	var ev events.Event
-	switch f.Type {
+// stateEvent returns an empty event of type t when frames of that type
+// change what is open, to decode them into; nil for every other type.
+func stateEvent(t events.EventType) events.Event {
+	switch t {
 	case events.EventTypeRunStarted:
-		ev = &events.RunStartedEvent{}
+		return &events.RunStartedEvent{}
 	case events.EventTypeTextMessageStart:
-		ev = &events.TextMessageStartEvent{}
+		return &events.TextMessageStartEvent{}
 	case events.EventTypeTextMessageEnd:
-		ev = &events.TextMessageEndEvent{}
+		return &events.TextMessageEndEvent{}
 	case events.EventTypeReasoningStart:
-		ev = &events.ReasoningStartEvent{}
+		return &events.ReasoningStartEvent{}
 	case events.EventTypeReasoningEnd:
-		ev = &events.ReasoningEndEvent{}
+		return &events.ReasoningEndEvent{}
 	case events.EventTypeReasoningMessageStart:
-		ev = &events.ReasoningMessageStartEvent{}
+		return &events.ReasoningMessageStartEvent{}
 	case events.EventTypeReasoningMessageEnd:
-		ev = &events.ReasoningMessageEndEvent{}
+		return &events.ReasoningMessageEndEvent{}
 	case events.EventTypeToolCallStart:
-		ev = &events.ToolCallStartEvent{}
+		return &events.ToolCallStartEvent{}
 	case events.EventTypeToolCallEnd:
-		ev = &events.ToolCallEndEvent{}
+		return &events.ToolCallEndEvent{}
 	case events.EventTypeToolCallResult:
-		ev = &events.ToolCallResultEvent{}
+		return &events.ToolCallResultEvent{}
 	case EventSubagentStarted:
-		ev = &SubagentStartedEvent{}
+		return &SubagentStartedEvent{}
 	case EventSubagentFinished:
-		ev = &SubagentFinishedEvent{}
+		return &SubagentFinishedEvent{}
 	case EventSubagentError:
-		ev = &SubagentErrorEvent{}
-	default:
-		return nil
+		return &SubagentErrorEvent{}
 	}
-	if json.Unmarshal(f.Data, ev) != nil {
-		return nil
-	}
-	return ev
+	return nil
 }
 
 // apply updates the state with one event.

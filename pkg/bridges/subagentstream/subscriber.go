@@ -33,8 +33,12 @@ type Subscriber struct {
 	// joined: frames up to it are replayed, not relayed live.
 	replayed uint64
 
-	mu       sync.Mutex
-	queue    []*Frame
+	mu    sync.Mutex
+	queue []*Frame
+	// tail, for a subscriber of a packed (ended) stream, is the part of
+	// its log still to read after queue; its frames are made as they are
+	// taken.
+	tail     *replayTail
 	volBytes int
 	dropped  map[string]int // delegation id -> dropped deltas not yet reported
 	ended    bool           // the stream ended: no more frames will be pushed
@@ -46,6 +50,7 @@ type Subscriber struct {
 // cursor (0: from the start), preceded, for a resumed stream, by frames
 // (without ids) that re-open what was open at the cursor, and by a
 // stream.replay_gap marker when the cursor is older than the replay buffer.
+// An ended stream answers exactly as it did before its log was packed.
 func (s *Stream) Subscribe(after uint64) (*Subscriber, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -57,6 +62,7 @@ func (s *Stream) Subscribe(after uint64) (*Subscriber, error) {
 	}
 	sub := &Subscriber{s: s, buffer: s.opts.SubscriberBuffer, maxBytes: s.opts.SubscriberMaxBytes, replayed: s.lastID, dropped: map[string]int{}, wake: make(chan struct{}, 1)}
 	start := 0
+	var tail *replayTail // the packed log from start (packed.go)
 	switch {
 	case after == 0 && s.firstID == 1:
 		// A fresh subscriber: everything, as it was emitted.
@@ -74,6 +80,13 @@ func (s *Stream) Subscribe(after uint64) (*Subscriber, error) {
 		}
 	default:
 		st := s.base.clone()
+		if s.packed != nil {
+			start = int(after + 1 - s.firstID)
+			tail = s.packedTail()
+			if err := tail.applyTo(st, start); err != nil {
+				return nil, fmt.Errorf("subagentstream: replaying run %s: %w", s.runID, err)
+			}
+		}
 		for _, f := range s.log {
 			if f.ID > after {
 				break
@@ -87,7 +100,16 @@ func (s *Stream) Subscribe(after uint64) (*Subscriber, error) {
 			}
 		}
 	}
-	sub.queue = append(sub.queue, s.log[start:]...)
+	if s.packed != nil {
+		if tail == nil {
+			tail = s.packedTail()
+		}
+		if tail.remaining() > 0 {
+			sub.tail = tail
+		}
+	} else {
+		sub.queue = append(sub.queue, s.log[start:]...)
+	}
 	if s.ended {
 		sub.ended = true
 	} else {
@@ -203,7 +225,11 @@ func (sub *Subscriber) end() {
 func (sub *Subscriber) Pending() int {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
-	return len(sub.queue)
+	n := len(sub.queue)
+	if sub.tail != nil {
+		n += sub.tail.remaining()
+	}
+	return n
 }
 
 // take returns the next queued frame without blocking; nil when there is
@@ -213,6 +239,12 @@ func (sub *Subscriber) take() (f *Frame, eof bool) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	if len(sub.queue) == 0 {
+		if sub.tail != nil {
+			if f = sub.tail.next(); f != nil {
+				return f, false
+			}
+			sub.tail = nil
+		}
 		return nil, sub.ended || sub.closed
 	}
 	f = sub.queue[0]
@@ -254,7 +286,7 @@ func (sub *Subscriber) Close() {
 	sub.s.mu.Unlock()
 	sub.mu.Lock()
 	sub.closed = true
-	sub.queue = nil
+	sub.queue, sub.tail = nil, nil
 	sub.mu.Unlock()
 	sub.signal()
 }
