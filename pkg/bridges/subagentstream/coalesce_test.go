@@ -177,3 +177,48 @@ func TestSlowSubscriberAnnouncesDroppedDeltas(t *testing.T) {
 	}
 	verify(t, frames)
 }
+
+// A client that joins late replays deltas from the log: they cost the
+// client no memory of its own (they are the log's frames), so they do not
+// count toward SubscriberMaxBytes — and draining them must not give the
+// client credit beyond it either: a live delta over the bound is still
+// dropped, with its marker.
+func TestReplayedDeltasDoNotLoosenTheByteBound(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	r := slowSubscriberRun(t, subagentstream.Options{SubscriberMaxBytes: 8})
+	defer r.hub.Close()
+	pa, pb := r.a, r.b
+	pa.send(delegation.DelegationStarted)
+	pa.send(delegation.DelegationTextStart, msg("m1"))
+	pa.send(delegation.DelegationTextDelta, delta("m1", "0123456789abcdefghij")) // in the log; over the live clients' bound
+	pb.send(delegation.DelegationStarted)
+	isBStarted := func(f *subagentstream.Frame) bool {
+		return label(f) == "CUSTOM(subagent.started)" && value(f)["delegationId"] == "del-b"
+	}
+	readUntil(t, r.watch, isBStarted)
+	st, ok := r.hub.Stream("run-coalesce")
+	if !ok {
+		t.Fatal("no stream")
+	}
+	late, err := st.Subscribe(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed := readUntil(t, late, isBStarted)
+	if !strings.Contains(strings.Join(describe(replayed, "del-a"), ","), "text.delta:m1:0123456789abcdefghij") {
+		t.Fatalf("the late client did not replay the delta: %v", describe(replayed, "del-a"))
+	}
+	pa.send(delegation.DelegationTextDelta, delta("m1", "0123456789")) // live, over the bound while late is not read
+	pa.send(delegation.DelegationTextEnd, msg("m1"), func(e *delegation.DelegationEvent) { e.Text = "0123456789abcdefghij0123456789" })
+	pa.send(delegation.DelegationFinished)
+	pb.send(delegation.DelegationFinished)
+	r.end(t)
+	rest := readAll(t, late)
+	if got := describe(rest, "del-a"); strings.Contains(strings.Join(got, ","), "text.delta") {
+		t.Errorf("a live delta over the byte bound reached the late client: %v", got)
+	}
+	if findLabel(rest, "CUSTOM("+subagentstream.EventStreamDropped+")") < 0 {
+		t.Errorf("no stream.dropped marker for the late client: %v", labels(rest))
+	}
+	late.Close()
+}

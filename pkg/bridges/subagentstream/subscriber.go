@@ -38,7 +38,9 @@ type Subscriber struct {
 	// tail, for a subscriber of a packed (ended) stream, is the part of
 	// its log still to read after queue; its frames are made as they are
 	// taken.
-	tail     *replayTail
+	tail *replayTail
+	// volBytes is the delta text queued live (replayed frames are the
+	// log's and not counted), bounded by maxBytes.
 	volBytes int
 	dropped  map[string]int // delegation id -> dropped deltas not yet reported
 	ended    bool           // the stream ended: no more frames will be pushed
@@ -179,6 +181,11 @@ func (sub *Subscriber) coalesce(f *Frame) bool {
 		}
 		nf.ID, nf.received = f.ID, q.received
 		sub.volBytes += len(d.text)
+		if q.ID <= sub.replayed {
+			// q was replayed from the log, not counted: the merged frame
+			// is the client's own now.
+			sub.volBytes += len(q.delta.text)
+		}
 		sub.queue = append(sub.queue[:i], sub.queue[i+1:]...)
 		sub.queue = append(sub.queue, nf)
 		return true
@@ -254,8 +261,8 @@ func (sub *Subscriber) take() (f *Frame, eof bool) {
 	} else {
 		sub.queue = sub.queue[1:]
 	}
-	if f.delta != nil {
-		sub.volBytes -= len(f.delta.text)
+	if f.delta != nil && f.ID > sub.replayed {
+		sub.volBytes -= len(f.delta.text) // pushed live: counted by push or coalesce
 	}
 	return f, false
 }
