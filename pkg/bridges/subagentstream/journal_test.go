@@ -1,7 +1,6 @@
 package subagentstream_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -220,6 +219,45 @@ func (s *mapSource) Open(_ context.Context, runID string) (*subagentstream.Strea
 
 func (s *mapSource) Known(runID string) bool { _, ok := s.streams[runID]; return ok }
 
+// appendJSON appends an AG-UI event's JSON to m as frame id.
+func appendJSON(t *testing.T, m *subagentstream.Mirror, id uint64, frame string) {
+	var e struct{ Type string }
+	_ = json.Unmarshal([]byte(frame), &e)
+	if err := m.Append(id, events.EventType(e.Type), []byte(frame)); err != nil {
+		t.Error(err)
+	}
+}
+
+// eventsServer serves a hub's EventsHandler over HTTP.
+type eventsServer struct{ srv *httptest.Server }
+
+func serveEvents(hub *subagentstream.Hub) *eventsServer {
+	mux := http.NewServeMux()
+	mux.Handle("/agui/runs/{runId}/events", hub.EventsHandler())
+	return &eventsServer{httptest.NewServer(mux)}
+}
+
+// get reads a run's events from cursor to the end: the status and body (a
+// transport error as status 0 and its text).
+func (s *eventsServer) get(run, cursor string) (int, string) {
+	req, _ := http.NewRequest(http.MethodGet, s.srv.URL+"/agui/runs/"+run+"/events", nil)
+	req.Header.Set("Last-Event-ID", cursor)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// close stops the server and drops its connections (before goleak looks).
+func (s *eventsServer) close() {
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+	http.DefaultClient.CloseIdleConnections()
+}
+
 // EventsHandler serves a run it does not hold from its Source, with the
 // same answers, and the Source's runs count as in use.
 func TestEventsHandlerReadsTheSource(t *testing.T) {
@@ -232,32 +270,17 @@ func TestEventsHandlerReadsTheSource(t *testing.T) {
 		`{"type":"TEXT_MESSAGE_END","messageId":"m1","timestamp":1}`,
 		`{"type":"RUN_FINISHED","threadId":"th","runId":"run-m","timestamp":1}`,
 	} {
-		var e struct{ Type string }
-		_ = json.Unmarshal([]byte(ev), &e)
-		_ = m.Append(uint64(i+1), events.EventType(e.Type), []byte(ev))
+		appendJSON(t, m, uint64(i+1), ev)
 	}
 	m.End(5)
 	src := &mapSource{streams: map[string]*subagentstream.Stream{"run-m": m.Stream()}, owner: "alice"}
 	who := "alice"
 	hub := subagentstream.NewHub(delegation.NewMemoryBus(), subagentstream.HubOptions{Source: src, Owner: func(*http.Request) string { return who }})
 	defer hub.Close()
-	mux := http.NewServeMux()
-	mux.Handle("/agui/runs/{runId}/events", hub.EventsHandler())
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	get := func(run, cursor string) (int, []byte) {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/agui/runs/"+run+"/events", nil)
-		req.Header.Set("Last-Event-ID", cursor)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var b bytes.Buffer
-		_, _ = b.ReadFrom(resp.Body)
-		return resp.StatusCode, b.Bytes()
-	}
-	if code, body := get("run-m", "2"); code != 200 || !bytes.Contains(body, []byte("id: 3\n")) || !bytes.Contains(body, []byte("RUN_FINISHED")) {
+	srv := serveEvents(hub)
+	defer srv.close()
+	get := srv.get
+	if code, body := get("run-m", "2"); code != 200 || !strings.Contains(body, "id: 3\n") || !strings.Contains(body, "RUN_FINISHED") {
 		t.Fatalf("%d %s", code, body)
 	}
 	if code, _ := get("run-m", "5"); code != http.StatusNoContent {
@@ -276,8 +299,6 @@ func TestEventsHandlerReadsTheSource(t *testing.T) {
 	if !hub.RunIDInUse("run-m") || hub.RunIDInUse("run-none") {
 		t.Fatal("RunIDInUse must count the source's runs")
 	}
-	srv.CloseClientConnections()
-	http.DefaultClient.CloseIdleConnections()
 }
 
 // signalSource is a mapSource that reports every Open.
@@ -308,22 +329,15 @@ func TestEventsHandlerWaitsForASourceBehindTheCursor(t *testing.T) {
 	m := subagentstream.NewMirror("th", "run-m", subagentstream.Options{})
 	appendFrames := func(from, to int) {
 		for i := from; i <= to; i++ {
-			var e struct{ Type string }
-			_ = json.Unmarshal([]byte(frames[i-1]), &e)
-			if err := m.Append(uint64(i), events.EventType(e.Type), []byte(frames[i-1])); err != nil {
-				t.Error(err)
-			}
+			appendJSON(t, m, uint64(i), frames[i-1])
 		}
 	}
 	appendFrames(1, 2)
 	src := &signalSource{mapSource{streams: map[string]*subagentstream.Stream{"run-m": m.Stream()}, owner: "alice"}, make(chan struct{}, 1)}
 	hub := subagentstream.NewHub(delegation.NewMemoryBus(), subagentstream.HubOptions{Source: src, SourceLag: time.Hour})
 	defer hub.Close()
-	mux := http.NewServeMux()
-	mux.Handle("/agui/runs/{runId}/events", hub.EventsHandler())
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	defer http.DefaultClient.CloseIdleConnections()
+	srv := serveEvents(hub)
+	defer srv.close()
 	type answer struct {
 		code int
 		body string
@@ -331,17 +345,8 @@ func TestEventsHandlerWaitsForASourceBehindTheCursor(t *testing.T) {
 	get := func(cursor string) <-chan answer {
 		out := make(chan answer, 1)
 		go func() {
-			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/agui/runs/run-m/events", nil)
-			req.Header.Set("Last-Event-ID", cursor)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				out <- answer{0, err.Error()}
-				return
-			}
-			defer resp.Body.Close()
-			var b bytes.Buffer
-			_, _ = b.ReadFrom(resp.Body)
-			out <- answer{resp.StatusCode, b.String()}
+			code, body := srv.get("run-m", cursor)
+			out <- answer{code, body}
 		}()
 		return out
 	}
@@ -374,20 +379,9 @@ func TestEventsHandlerSourceLagBoundsTheWait(t *testing.T) {
 	src := &mapSource{streams: map[string]*subagentstream.Stream{"run-m": m.Stream()}, owner: "alice"}
 	hub := subagentstream.NewHub(delegation.NewMemoryBus(), subagentstream.HubOptions{Source: src, SourceLag: time.Millisecond})
 	defer hub.Close()
-	mux := http.NewServeMux()
-	mux.Handle("/agui/runs/{runId}/events", hub.EventsHandler())
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	defer http.DefaultClient.CloseIdleConnections()
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/agui/runs/run-m/events", nil)
-	req.Header.Set("Last-Event-ID", "7")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "cursor_not_found") {
-		t.Fatalf("got %d %s, want 404 cursor_not_found", resp.StatusCode, body)
+	srv := serveEvents(hub)
+	defer srv.close()
+	if code, body := srv.get("run-m", "7"); code != http.StatusNotFound || !strings.Contains(body, "cursor_not_found") {
+		t.Fatalf("got %d %s, want 404 cursor_not_found", code, body)
 	}
 }
