@@ -40,12 +40,21 @@ func NewRegistry() *Registry {
 	return &Registry{runs: map[string]*agentadaptor.RunHandle{}, owners: map[string]string{}}
 }
 
-// Lookup returns the active run with the given AG-UI runId.
+// Lookup returns the active run with the given AG-UI runId. A run that has
+// ended is not active, even in the moment before the registry forgets it.
 func (r *Registry) Lookup(runID string) (*agentadaptor.RunHandle, bool) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	h := r.runs[runID]
-	return h, h != nil
+	r.mu.Unlock()
+	if h == nil {
+		return nil, false
+	}
+	select {
+	case <-h.Done():
+		return nil, false
+	default:
+		return h, true
+	}
 }
 
 // Owner returns the principal that started the active run runID (see
