@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/seed0634/agentadaptor/internal/runend"
 )
 
 // RunHandle is a started run. Its methods are safe for concurrent use.
@@ -23,6 +25,40 @@ type RunHandle struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 	result *RunResult
+
+	endMu sync.Mutex
+	ended bool     // set when done is closed
+	onEnd []func() // internal/runend callbacks, called once the run has ended
+}
+
+func init() {
+	runend.Set(func(h any, f func()) { h.(*RunHandle).afterEnd(f) })
+}
+
+// afterEnd calls f once the run has ended (see internal/runend): on the
+// supervisor's goroutine after done is closed, or at once when it has.
+func (h *RunHandle) afterEnd(f func()) {
+	h.endMu.Lock()
+	if !h.ended {
+		h.onEnd = append(h.onEnd, f)
+		h.endMu.Unlock()
+		return
+	}
+	h.endMu.Unlock()
+	f()
+}
+
+// end closes done and then calls the afterEnd callbacks.
+func (h *RunHandle) end() {
+	close(h.done)
+	h.endMu.Lock()
+	h.ended = true
+	fs := h.onEnd
+	h.onEnd = nil
+	h.endMu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 var (
@@ -491,7 +527,7 @@ func (r *run) supervise() {
 		r.timeout.Stop()
 	}
 	r.h.cancel(errCancelled) // release the run context's resources
-	close(r.h.done)
+	r.h.end()
 }
 
 // teardown releases services, runs the adapter cleanup and removes the temp

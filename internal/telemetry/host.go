@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/internal/runend"
 	"github.com/seed0634/agentadaptor/internal/sanitize"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
@@ -51,7 +52,7 @@ type Host struct {
 
 	mu       sync.Mutex
 	runSpans map[string]trace.Span // SDK run id -> the run's span, while it runs
-	wg       sync.WaitGroup        // one watcher per started run
+	wg       sync.WaitGroup        // one per started run whose end is not yet recorded
 }
 
 var (
@@ -104,8 +105,8 @@ func (h *Host) MetricsHandler() http.Handler { return metricsHandler(h.reg) }
 // Registry returns the host's metrics registry.
 func (h *Host) Registry() *prometheus.Registry { return h.reg }
 
-// Wait waits until the watcher of every started run has seen its run end,
-// or ctx ends. The host calls it at shutdown, after cancelling the runs.
+// Wait waits until the end of every started run has been recorded, or ctx
+// ends. The host calls it at shutdown, after cancelling the runs.
 func (h *Host) Wait(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { h.wg.Wait(); close(done) }()
@@ -148,8 +149,11 @@ func (h *Host) RunHook() sse.RunHook {
 				h.runSpans[sdkRunID] = span
 				h.mu.Unlock()
 			}
-			h.wg.Go(func() {
-				<-rh.Done()
+			// Counted and ended by the run's supervisor when the run ends
+			// (internal/runend): no goroutine waits per run.
+			h.wg.Add(1)
+			runend.Do(rh, func() {
+				defer h.wg.Done()
 				status := "failed"
 				if res, _ := rh.Wait(context.Background()); res != nil && res.Status != "" {
 					status = string(res.Status)
