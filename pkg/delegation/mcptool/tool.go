@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -220,61 +221,79 @@ func toolResult(r delegation.Result) *mcp.CallToolResult {
 // progress forwards short, host-written status lines as MCP progress
 // notifications while the tool call is blocked. Remote text is never
 // forwarded (it must not enter the parent's context).
+//
+// A sender goroutine runs only while there is a line to send: event starts
+// it, it returns when nothing is pending, and stop waits for it. A blocked
+// delegation therefore holds no goroutine for its progress.
 type progress struct {
-	ch   chan string
-	done chan struct{}
+	ctx   context.Context
+	req   *mcp.CallToolRequest
+	token any
+
+	mu      sync.Mutex
+	next    string // the newest line not sent yet
+	pending bool
+	sending bool // a sender goroutine is running
+	stopped bool
+	n       int // notifications sent; only the one sender touches it
+	wg      sync.WaitGroup
 }
 
 func startProgress(ctx context.Context, req *mcp.CallToolRequest) *progress {
-	p := &progress{ch: make(chan string, 16), done: make(chan struct{})}
-	token := req.Params.GetProgressToken()
-	go func() {
-		defer close(p.done)
-		n := 0
-		for msg := range p.ch {
-			if token == nil || req.Session == nil || ctx.Err() != nil {
-				continue
-			}
-			// Lines that queued while the last notification was being
-			// sent are superseded by the newest: a burst (started,
-			// submitted, working, writing) costs the parent one or two
-			// notifications to decode, not one per line. Progress is
-			// best effort (docs/design.md#tool-contract).
-			for more := true; more; {
-				select {
-				case m, ok := <-p.ch:
-					if ok {
-						msg = m
-					} else {
-						more = false
-					}
-				default:
-					more = false
-				}
-			}
-			n++
-			nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_ = req.Session.NotifyProgress(nctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: msg, Progress: float64(n)})
-			cancel()
-		}
-	}()
-	return p
+	return &progress{ctx: ctx, req: req, token: req.Params.GetProgressToken()}
 }
 
 func (p *progress) event(ev delegation.DelegationEvent) {
 	msg := progressText(ev)
-	if msg == "" {
+	if msg == "" || p.token == nil || p.req.Session == nil {
 		return
 	}
-	select {
-	case p.ch <- msg:
-	default: // a slow client: progress is best effort
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	// Lines that arrive while the last notification is being sent are
+	// superseded by the newest: a burst (started, submitted, working,
+	// writing) costs the parent one or two notifications to decode, not one
+	// per line. Progress is best effort (docs/design.md#tool-contract).
+	p.next, p.pending = msg, true
+	if !p.sending {
+		p.sending = true
+		p.wg.Add(1)
+		go p.send()
 	}
 }
 
+// send sends the pending line until none is left, then returns.
+func (p *progress) send() {
+	defer p.wg.Done()
+	for {
+		p.mu.Lock()
+		if !p.pending {
+			p.sending = false
+			p.mu.Unlock()
+			return
+		}
+		msg := p.next
+		p.pending = false
+		p.mu.Unlock()
+		if p.ctx.Err() != nil {
+			continue
+		}
+		p.n++
+		nctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+		_ = p.req.Session.NotifyProgress(nctx, &mcp.ProgressNotificationParams{ProgressToken: p.token, Message: msg, Progress: float64(p.n)})
+		cancel()
+	}
+}
+
+// stop accepts no more lines and waits until the pending one has been sent.
 func (p *progress) stop() {
-	close(p.ch)
-	<-p.done
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
+	p.wg.Wait()
 }
 
 func progressText(ev delegation.DelegationEvent) string {
