@@ -430,33 +430,35 @@ func (r *run) supervise() {
 	go func() { defer wg.Done(); r.readStdout(&stdout) }()
 	go func() { defer wg.Done(); readAll(r.stderr, &stderr) }()
 
-	exited := make(chan error, 1)
-	go func() { exited <- r.cmd.Wait() }()
-
+	// This goroutine waits for the child itself (waitExit: through the
+	// netpoller where the OS allows, so no thread is blocked per child). A
+	// cancellation is handled when it happens, by a function of the run's
+	// context: RunCancelling, SIGINT, and SIGKILL when the grace ends. It is
+	// stopped, or waited for, and its kill timer stopped, before the child
+	// is reaped, so that nothing signals a reused pid.
 	pid := r.cmd.Process.Pid
-	var waitErr error
-	select {
-	case waitErr = <-exited:
-	case <-r.ctx.Done():
+	sig := &groupSignaller{pid: pid}
+	cancelled := make(chan struct{})
+	stopCancel := context.AfterFunc(r.ctx, func() {
+		defer close(cancelled)
 		for _, svc := range r.services {
 			if o, ok := svc.(RunCancelObserver); ok {
 				o.RunCancelling()
 			}
 		}
-		_ = signalGroup(pid, syscall.SIGINT)
-		t := time.NewTimer(r.cfg.grace)
-		select {
-		case waitErr = <-exited:
-			t.Stop()
-		case <-t.C:
-			_ = signalGroup(pid, syscall.SIGKILL)
-			waitErr = <-exited
-		}
+		sig.interrupt(r.cfg.grace)
+	})
+	reaped := waitExit(r.cmd)
+	if !stopCancel() {
+		<-cancelled
 	}
-	_ = waitErr
-	r.result.Timings.Exited = time.Now()
+	sig.exited()
 	// The leader is gone; whatever it left in its group goes too.
 	_ = signalGroup(pid, syscall.SIGKILL)
+	if !reaped {
+		_ = r.cmd.Wait() // returns at once: the child has exited
+	}
+	r.result.Timings.Exited = time.Now()
 
 	// Drain stdout/stderr. A process that escaped the group could hold the
 	// pipes open: bound the wait and then close our ends.
@@ -528,6 +530,45 @@ func (r *run) supervise() {
 	}
 	r.h.cancel(errCancelled) // release the run context's resources
 	r.h.end()
+}
+
+// groupSignaller signals a cancelled child's process group: SIGINT at once,
+// SIGKILL when the grace ends. After exited, it sends nothing more, and its
+// kill timer has been stopped or has returned.
+type groupSignaller struct {
+	pid    int
+	mu     sync.Mutex
+	done   bool
+	kill   *time.Timer
+	killed chan struct{} // closed when the kill timer's function returned
+}
+
+func (g *groupSignaller) interrupt(grace time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done || g.kill != nil {
+		return
+	}
+	_ = signalGroup(g.pid, syscall.SIGINT)
+	g.killed = make(chan struct{})
+	g.kill = time.AfterFunc(grace, func() {
+		defer close(g.killed)
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if !g.done {
+			_ = signalGroup(g.pid, syscall.SIGKILL) // the grace is over
+		}
+	})
+}
+
+func (g *groupSignaller) exited() {
+	g.mu.Lock()
+	g.done = true
+	kill := g.kill
+	g.mu.Unlock()
+	if kill != nil && !kill.Stop() {
+		<-g.killed
+	}
 }
 
 // teardown releases services, runs the adapter cleanup and removes the temp
