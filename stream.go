@@ -6,9 +6,12 @@ import (
 )
 
 // payloadQueue decouples the producer (the run's parser) from the consumer of
-// StreamEvents. Push never blocks. One dispatcher goroutine, owned by the
-// queue and started by start, moves payloads to out, assigns Seq in
-// delivery order, and is the only closer of out.
+// StreamEvents. Push never blocks. A dispatcher goroutine, owned by the
+// queue, moves payloads to out, assigns Seq in delivery order, and is the
+// only closer of out. It runs only while there is something to deliver:
+// push starts it (once start has been called), and it returns when the
+// queue is empty, so a run whose reader keeps up holds no goroutine for its
+// stream between payloads.
 type payloadQueue struct {
 	runID   string
 	buffer  int
@@ -21,12 +24,17 @@ type payloadQueue struct {
 	gone         bool // hard cap reached: the consumer stopped reading
 	terminal     bool // the terminal payload has been pushed
 	discard      bool // nobody will read: keep nothing, out is closed
+	started      bool // start was called: push may start the dispatcher
+	running      bool // a dispatcher goroutine is running
+	closed       bool // out is closed (set by the last dispatcher)
+	seq          uint64
+	lingerC      <-chan time.Time // the linger, once the run ended with payloads undelivered
+	lingerT      *time.Timer
 
-	wake    chan struct{} // capacity 1: "items changed"
 	ended   chan struct{} // closed when the run has ended (starts the linger)
 	endOnce sync.Once
 	out     chan StreamPayload
-	stopped chan struct{} // closed when the dispatcher returned
+	stopped chan struct{} // closed when the last dispatcher returned
 }
 
 func newPayloadQueue(runID string, buffer, hardCap int, linger time.Duration) *payloadQueue {
@@ -38,7 +46,6 @@ func newPayloadQueue(runID string, buffer, hardCap int, linger time.Duration) *p
 	}
 	q := &payloadQueue{
 		runID: runID, buffer: buffer, hardCap: hardCap, linger: linger,
-		wake:    make(chan struct{}, 1),
 		ended:   make(chan struct{}),
 		out:     make(chan StreamPayload, 8), // the queue above it holds the backlog: a small hand-over buffer per active run
 		stopped: make(chan struct{}),
@@ -46,8 +53,22 @@ func newPayloadQueue(runID string, buffer, hardCap int, linger time.Duration) *p
 	return q
 }
 
-// start launches the dispatcher. Until then pushed payloads only queue.
-func (q *payloadQueue) start() { go q.dispatch() }
+// start lets payloads flow: until then pushed payloads only queue.
+func (q *payloadQueue) start() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.started = true
+	q.wakeLocked()
+}
+
+// wakeLocked starts the dispatcher when there is something to deliver and
+// none is running.
+func (q *payloadQueue) wakeLocked() {
+	if q.started && !q.running && !q.closed && len(q.items) > 0 {
+		q.running = true
+		go q.dispatch()
+	}
+}
 
 // discardAll makes the queue keep nothing and closes out; used instead of
 // start when the stream has no reader.
@@ -55,6 +76,7 @@ func (q *payloadQueue) discardAll() {
 	q.mu.Lock()
 	q.discard = true
 	q.items = nil
+	q.closed = true
 	q.mu.Unlock()
 	close(q.out)
 	close(q.stopped)
@@ -91,68 +113,87 @@ func (q *payloadQueue) push(p StreamPayload) {
 	}
 	q.items = append(q.items, p)
 	q.terminal = term
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	q.wakeLocked()
 }
 
 // end marks the run as ended: undelivered payloads wait at most linger.
 func (q *payloadQueue) end() { q.endOnce.Do(func() { close(q.ended) }) }
 
-func (q *payloadQueue) pop() (StreamPayload, bool, bool) {
+// pop takes the next payload. When there is none, the calling dispatcher
+// must return: last reports that it is the last one (the terminal payload
+// was delivered) and must close out.
+func (q *payloadQueue) pop() (p StreamPayload, ok, last bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.items) == 0 {
-		return StreamPayload{}, false, q.terminal
+		q.running = false
+		if q.terminal {
+			q.closed = true
+			return StreamPayload{}, false, true
+		}
+		return StreamPayload{}, false, false
 	}
-	p := q.items[0]
+	p = q.items[0]
 	q.items[0] = StreamPayload{}
 	q.items = q.items[1:]
 	if len(q.items) == 0 {
 		q.items = nil // let the backing array go
 	}
+	q.seq++
+	p.Seq = q.seq
+	p.RunID = q.runID
 	return p, true, false
 }
 
+// lingerOver stops delivery: the run ended and nobody read the rest in
+// time. The rest is discarded and out is closed.
+func (q *payloadQueue) lingerOver() {
+	q.mu.Lock()
+	q.items = nil
+	q.running = false
+	q.closed = true
+	q.mu.Unlock()
+	q.close()
+}
+
+func (q *payloadQueue) close() {
+	q.mu.Lock()
+	if q.lingerT != nil {
+		q.lingerT.Stop()
+	}
+	q.mu.Unlock()
+	close(q.out)
+	close(q.stopped)
+}
+
 func (q *payloadQueue) dispatch() {
-	defer close(q.stopped)
-	defer close(q.out)
-	var seq uint64
-	ended := q.ended
-	var lingerC <-chan time.Time
 	for {
-		p, ok, done := q.pop()
-		if done {
+		p, ok, last := q.pop()
+		if !ok {
+			if last {
+				q.close()
+			}
 			return
 		}
-		if !ok {
-			select {
-			case <-q.wake:
-			case <-ended:
-				ended = nil
-				t := time.NewTimer(q.linger)
-				defer t.Stop()
-				lingerC = t.C
-			case <-lingerC:
-				return
-			}
-			continue
-		}
-		seq++
-		p.Seq = seq
-		p.RunID = q.runID
 		for sent := false; !sent; {
+			q.mu.Lock()
+			ended, lingerC := q.ended, q.lingerC
+			if lingerC != nil {
+				ended = nil
+			}
+			q.mu.Unlock()
 			select {
 			case q.out <- p:
 				sent = true
 			case <-ended:
-				ended = nil
-				t := time.NewTimer(q.linger)
-				defer t.Stop()
-				lingerC = t.C
+				q.mu.Lock()
+				if q.lingerC == nil {
+					q.lingerT = time.NewTimer(q.linger)
+					q.lingerC = q.lingerT.C
+				}
+				q.mu.Unlock()
 			case <-lingerC:
-				// Nobody read the rest in time: discard it and close.
+				q.lingerOver()
 				return
 			}
 		}
