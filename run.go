@@ -1,12 +1,10 @@
 package agentadaptor
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -404,6 +402,7 @@ func (r *run) startProcess(ctx context.Context) *Failure {
 		errR.Close()
 		return &Failure{Code: FailureStart, Message: fmt.Sprintf("starting %s: %v", r.inv.Path, err), Err: err}
 	}
+	cmd.Env = nil // the child has its environment: not kept for the run's life
 	r.cmd, r.stdout, r.stderr = cmd, outR, errR
 	r.result.Timings.Started = time.Now()
 	r.emit(StreamPayload{Kind: KindRunStarted, Adapter: r.adapter.Name(), SessionID: r.cfg.resumeHint})
@@ -643,29 +642,61 @@ func lastLine(b []byte, max int) string {
 	return s
 }
 
-// Per-run read buffers: small, because every active run holds them and
-// most CLIs write little; longer lines are read in pieces
-// (docs/design.md#backpressure: bounded per-run memory).
-const (
-	stdoutReadBuffer = 8 << 10
-	stderrReadBuffer = 4 << 10
-)
+// pipeBuffers are the read buffers of every run's stdout and stderr. A
+// reader takes one only once its pipe is readable, and puts it back after
+// the read, so a run whose child is quiet holds no read buffer
+// (docs/design.md#backpressure: bounded per-run memory). Longer lines are
+// read in pieces.
+var pipeBuffers = sync.Pool{New: func() any { b := make([]byte, pipeReadBuffer); return &b }}
 
-func readAll(r io.Reader, into *capBuffer) {
-	buf := make([]byte, stderrReadBuffer)
+const pipeReadBuffer = 8 << 10
+
+// readPipe reads f until EOF or an error and gives each piece read to
+// fn, which must not keep it. It waits for f to be readable through the
+// netpoller without a buffer (f's raw conn), and takes a buffer from
+// pipeBuffers only to read.
+func readPipe(f *os.File, fn func([]byte)) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
 	for {
-		n, err := r.Read(buf)
-		into.Write(buf[:n])
-		if err != nil {
+		var bp *[]byte
+		var n int
+		var rerr error
+		err := rc.Read(func(fd uintptr) bool {
+			bp = pipeBuffers.Get().(*[]byte)
+			for {
+				n, rerr = syscall.Read(int(fd), *bp)
+				if rerr != syscall.EINTR {
+					break
+				}
+			}
+			if rerr == syscall.EAGAIN {
+				pipeBuffers.Put(bp)
+				bp = nil
+				return false // wait until the pipe is readable
+			}
+			return true
+		})
+		if bp != nil {
+			if n > 0 {
+				fn((*bp)[:n])
+			}
+			pipeBuffers.Put(bp)
+		}
+		if err != nil || rerr != nil || n <= 0 {
 			return
 		}
 	}
 }
 
+// readAll keeps what r's child writes to f (its stderr).
+func readAll(f *os.File, into *capBuffer) { readPipe(f, into.Write) }
+
 // readStdout splits the child's stdout into lines, capping each, and feeds
 // them to the parser. It is the only caller of ParseLine.
 func (r *run) readStdout(raw *capBuffer) {
-	br := bufio.NewReaderSize(r.stdout, stdoutReadBuffer)
 	var line []byte
 	lineNo, oversize := 0, 0
 	flush := func() {
@@ -698,29 +729,32 @@ func (r *run) readStdout(raw *capBuffer) {
 		line = line[:0]
 		oversize = 0
 	}
-	for {
-		chunk, err := br.ReadSlice('\n')
-		raw.Write(chunk)
-		complete := len(chunk) > 0 && chunk[len(chunk)-1] == '\n'
-		if complete {
-			chunk = chunk[:len(chunk)-1]
-		}
-		if oversize > 0 {
-			oversize += len(chunk)
-		} else if len(line)+len(chunk) > r.cfg.lineLimit {
-			oversize = len(line) + len(chunk)
-			if len(line) < 200 {
-				line = append(line, chunk[:min(len(chunk), 200)]...)
+	readPipe(r.stdout, func(data []byte) {
+		raw.Write(data)
+		for len(data) > 0 {
+			chunk, complete := data, false
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
+				chunk, data, complete = data[:i], data[i+1:], true
+			} else {
+				data = nil
 			}
-		} else {
-			line = append(line, chunk...)
+			if oversize > 0 {
+				oversize += len(chunk)
+			} else if len(line)+len(chunk) > r.cfg.lineLimit {
+				oversize = len(line) + len(chunk)
+				if len(line) < 200 {
+					line = append(line, chunk[:min(len(chunk), 200)]...)
+				}
+			} else {
+				line = append(line, chunk...)
+			}
+			if complete {
+				flush()
+			}
 		}
-		if complete || (err != nil && err != bufio.ErrBufferFull && (len(line) > 0 || oversize > 0)) {
-			flush()
-		}
-		if err != nil && err != bufio.ErrBufferFull {
-			return
-		}
+	})
+	if len(line) > 0 || oversize > 0 {
+		flush()
 	}
 }
 
