@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/seed0634/agentadaptor/internal/runend"
 )
 
 // RunHandle is a started run. Its methods are safe for concurrent use.
@@ -24,40 +22,6 @@ type RunHandle struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 	result *RunResult
-
-	endMu sync.Mutex
-	ended bool     // set when done is closed
-	onEnd []func() // internal/runend callbacks, called once the run has ended
-}
-
-func init() {
-	runend.Set(func(h any, f func()) { h.(*RunHandle).afterEnd(f) })
-}
-
-// afterEnd calls f once the run has ended (see internal/runend): on the
-// supervisor's goroutine after done is closed, or at once when it has.
-func (h *RunHandle) afterEnd(f func()) {
-	h.endMu.Lock()
-	if !h.ended {
-		h.onEnd = append(h.onEnd, f)
-		h.endMu.Unlock()
-		return
-	}
-	h.endMu.Unlock()
-	f()
-}
-
-// end closes done and then calls the afterEnd callbacks.
-func (h *RunHandle) end() {
-	close(h.done)
-	h.endMu.Lock()
-	h.ended = true
-	fs := h.onEnd
-	h.onEnd = nil
-	h.endMu.Unlock()
-	for _, f := range fs {
-		f()
-	}
 }
 
 var (
@@ -520,7 +484,7 @@ func (r *run) supervise() {
 		r.timeout.Stop()
 	}
 	r.h.cancel(errCancelled) // release the run context's resources
-	r.h.end()
+	close(r.h.done)
 }
 
 // groupSignaller signals a cancelled child's process group: SIGINT at once,

@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/runend"
 	"github.com/seed0634/agentadaptor/internal/sanitize"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
@@ -52,7 +51,7 @@ type Host struct {
 
 	mu       sync.Mutex
 	runSpans map[string]trace.Span // SDK run id -> the run's span, while it runs
-	wg       sync.WaitGroup        // one per started run whose end is not yet recorded
+	wg       sync.WaitGroup        // one watcher per started run
 }
 
 var (
@@ -105,8 +104,8 @@ func (h *Host) MetricsHandler() http.Handler { return metricsHandler(h.reg) }
 // Registry returns the host's metrics registry.
 func (h *Host) Registry() *prometheus.Registry { return h.reg }
 
-// Wait waits until the end of every started run has been recorded, or ctx
-// ends. The host calls it at shutdown, after cancelling the runs.
+// Wait waits until the watcher of every started run has seen its run end,
+// or ctx ends. The host calls it at shutdown, after cancelling the runs.
 func (h *Host) Wait(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { h.wg.Wait(); close(done) }()
@@ -149,11 +148,8 @@ func (h *Host) RunHook() sse.RunHook {
 				h.runSpans[sdkRunID] = span
 				h.mu.Unlock()
 			}
-			// Counted and ended by the run's supervisor when the run ends
-			// (internal/runend): no goroutine waits per run.
-			h.wg.Add(1)
-			runend.Do(rh, func() {
-				defer h.wg.Done()
+			h.wg.Go(func() {
+				<-rh.Done()
 				status := "failed"
 				if res, _ := rh.Wait(context.Background()); res != nil && res.Status != "" {
 					status = string(res.Status)

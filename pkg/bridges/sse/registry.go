@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/runend"
 )
 
 // ErrRunNotFound is returned by [Registry.Cancel] for a runId with no active
@@ -124,10 +123,10 @@ func (r *Registry) Cancel(ctx context.Context, runID string) error {
 	return h.Cancel(ctx)
 }
 
-// attach records the started run under runID; the entry is removed when the
-// run ends, by the run's own supervisor (internal/runend: no goroutine
-// waits per run). admitted is the runId the run was admitted with ("" when
-// the runId is the SDK's).
+// attach records the started run under runID and starts a watcher
+// goroutine, owned by the registry, that removes the entry when the run
+// ends; the goroutine lives exactly as long as the run. admitted is the
+// runId the run was admitted with ("" when the runId is the SDK's).
 func (r *Registry) attach(admitted, runID, owner string, h *agentadaptor.RunHandle) {
 	r.mu.Lock()
 	if admitted == "" {
@@ -136,14 +135,15 @@ func (r *Registry) attach(admitted, runID, owner string, h *agentadaptor.RunHand
 	r.runs[runID] = h
 	r.owners[runID] = owner
 	r.mu.Unlock()
-	runend.Do(h, func() {
+	go func() {
+		<-h.Done()
 		r.mu.Lock()
 		if r.runs[runID] == h {
 			delete(r.runs, runID)
 			delete(r.owners, runID)
 		}
 		r.mu.Unlock()
-	})
+	}()
 }
 
 // CancelHandler returns an http.Handler for POST /agui/runs/{runId}/cancel:
