@@ -134,8 +134,13 @@ type sseDataReader struct {
 	data []byte
 }
 
+// sseReadBuffer is the buffer of an SSE data reader: small, because every
+// active stream holds it while it waits for the next event, and the HTTP
+// response below it is buffered already; longer lines are read in pieces.
+const sseReadBuffer = 1 << 10
+
 func newSSEDataReader(r io.Reader) *sseDataReader {
-	return &sseDataReader{br: bufio.NewReaderSize(r, 4<<10)}
+	return &sseDataReader{br: bufio.NewReaderSize(r, sseReadBuffer)}
 }
 
 func (r *sseDataReader) next() ([]byte, error) {
