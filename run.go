@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -389,15 +388,17 @@ func (r *run) parserEmit(p StreamPayload) {
 func (r *run) supervise() {
 	var stdout, stderr capBuffer
 	stdout.limit, stderr.limit = r.cfg.rawLimit, r.cfg.rawLimit
-	out := &lineSplitter{r: r, raw: &stdout}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); r.readStdout(&stdout) }()
+	go func() { defer wg.Done(); readAll(r.stderr, &stderr) }()
 
-	// The child's output and exit are watched by watchChild, on this
-	// goroutine where the OS allows (childio_linux.go: one goroutine per
-	// run, no thread blocked per child). A cancellation is handled when it
-	// happens, by a function of the run's context: RunCancelling, SIGINT,
-	// and SIGKILL when the grace ends. Once the child has exited, that
-	// function is stopped (or waited for) and its kill timer stopped before
-	// the child is reaped, so that nothing signals a reused pid.
+	// This goroutine waits for the child itself (waitExit: through the
+	// netpoller where the OS allows, so no thread is blocked per child). A
+	// cancellation is handled when it happens, by a function of the run's
+	// context: RunCancelling, SIGINT, and SIGKILL when the grace ends. It is
+	// stopped, or waited for, and its kill timer stopped, before the child
+	// is reaped, so that nothing signals a reused pid.
 	pid := r.cmd.Process.Pid
 	sig := &groupSignaller{pid: pid}
 	cancelled := make(chan struct{})
@@ -410,24 +411,31 @@ func (r *run) supervise() {
 		}
 		sig.interrupt(r.cfg.grace)
 	})
-	exited := func(reaped bool) {
-		if !stopCancel() {
-			<-cancelled
-		}
-		sig.exited()
-		// The leader is gone; whatever it left in its group goes too.
-		_ = signalGroup(pid, syscall.SIGKILL)
-		if !reaped {
-			_ = r.cmd.Wait() // returns at once: the child has exited
-		}
-		r.result.Timings.Exited = time.Now()
+	reaped := waitExit(r.cmd)
+	if !stopCancel() {
+		<-cancelled
 	}
-	if portableChildWatch.Load() || !r.watchChild(out.write, stderr.Write, exited) {
-		r.watchChildPortable(out.write, stderr.Write, exited)
+	sig.exited()
+	// The leader is gone; whatever it left in its group goes too.
+	_ = signalGroup(pid, syscall.SIGKILL)
+	if !reaped {
+		_ = r.cmd.Wait() // returns at once: the child has exited
+	}
+	r.result.Timings.Exited = time.Now()
+
+	// Drain stdout/stderr. A process that escaped the group could hold the
+	// pipes open: bound the wait and then close our ends.
+	drained := make(chan struct{})
+	go func() { wg.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(2 * time.Second):
+		r.stdout.Close()
+		r.stderr.Close()
+		<-drained
 	}
 	r.stdout.Close()
 	r.stderr.Close()
-	out.finish()
 
 	st := exitStatus(r.cmd.ProcessState)
 	st.Stderr = stderr.buf
@@ -647,110 +655,71 @@ func readPipe(f *os.File, fn func([]byte)) {
 	}
 }
 
-// portableChildWatch makes supervise use watchChildPortable (set by tests).
-var portableChildWatch atomic.Bool
+// readAll keeps what r's child writes to f (its stderr).
+func readAll(f *os.File, into *capBuffer) { readPipe(f, into.Write) }
 
-// drainBound is how long the child's pipes may stay open after it exited:
-// a process that escaped its group could hold them open; our ends are then
-// closed.
-const drainBound = 2 * time.Second
-
-// watchChildPortable is watchChild with a goroutine per pipe: where the
-// child cannot be watched on one goroutine.
-func (r *run) watchChildPortable(onOut, onErr func([]byte), exited func(reaped bool)) {
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); readPipe(r.stdout, onOut) }()
-	go func() { defer wg.Done(); readPipe(r.stderr, onErr) }()
-	exited(waitExit(r.cmd))
-
-	// Drain stdout/stderr, bounded (see drainBound).
-	drained := make(chan struct{})
-	go func() { wg.Wait(); close(drained) }()
-	t := time.NewTimer(drainBound)
-	defer t.Stop()
-	select {
-	case <-drained:
-	case <-t.C:
-		r.stdout.Close()
-		r.stderr.Close()
-		<-drained
-	}
-}
-
-// lineSplitter splits the child's stdout into lines, capping each, and
-// feeds them to the parser. It is the only caller of ParseLine.
-type lineSplitter struct {
-	r        *run
-	raw      *capBuffer
-	line     []byte
-	lineNo   int
-	oversize int
-}
-
-// write takes the next piece of stdout; it does not keep data.
-func (s *lineSplitter) write(data []byte) {
-	s.raw.Write(data)
-	for len(data) > 0 {
-		chunk, complete := data, false
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			chunk, data, complete = data[:i], data[i+1:], true
-		} else {
-			data = nil
-		}
-		if s.oversize > 0 {
-			s.oversize += len(chunk)
-		} else if len(s.line)+len(chunk) > s.r.cfg.lineLimit {
-			s.oversize = len(s.line) + len(chunk)
-			if len(s.line) < 200 {
-				s.line = append(s.line, chunk[:min(len(chunk), 200)]...)
+// readStdout splits the child's stdout into lines, capping each, and feeds
+// them to the parser. It is the only caller of ParseLine.
+func (r *run) readStdout(raw *capBuffer) {
+	var line []byte
+	lineNo, oversize := 0, 0
+	flush := func() {
+		lineNo++
+		if oversize > 0 {
+			excerpt := line
+			if len(excerpt) > 200 {
+				excerpt = excerpt[:200]
 			}
+			r.emit(StreamPayload{Kind: KindDiagnostic, Diagnostic: &Diagnostic{
+				Code: DiagLineTooLong, Line: lineNo, Bytes: oversize,
+				Message: fmt.Sprintf("stdout line %d is %d bytes, over the %d-byte limit; skipped", lineNo, oversize, r.cfg.lineLimit),
+				Excerpt: r.redact(string(excerpt)),
+			}})
 		} else {
-			s.line = append(s.line, chunk...)
-		}
-		if complete {
-			s.flush()
-		}
-	}
-}
-
-// finish flushes a last line without its newline.
-func (s *lineSplitter) finish() {
-	if len(s.line) > 0 || s.oversize > 0 {
-		s.flush()
-	}
-}
-
-func (s *lineSplitter) flush() {
-	r := s.r
-	s.lineNo++
-	if s.oversize > 0 {
-		excerpt := s.line
-		if len(excerpt) > 200 {
-			excerpt = excerpt[:200]
-		}
-		r.emit(StreamPayload{Kind: KindDiagnostic, Diagnostic: &Diagnostic{
-			Code: DiagLineTooLong, Line: s.lineNo, Bytes: s.oversize,
-			Message: fmt.Sprintf("stdout line %d is %d bytes, over the %d-byte limit; skipped", s.lineNo, s.oversize, r.cfg.lineLimit),
-			Excerpt: r.redact(string(excerpt)),
-		}})
-	} else {
-		l := bytes.TrimRight(s.line, "\r")
-		if len(bytes.TrimSpace(l)) > 0 {
-			if err := r.inv.Parser.ParseLine(l, r.parserEmit); err != nil {
-				excerpt := l
-				if len(excerpt) > 200 {
-					excerpt = excerpt[:200]
+			l := bytes.TrimRight(line, "\r")
+			if len(bytes.TrimSpace(l)) > 0 {
+				if err := r.inv.Parser.ParseLine(l, r.parserEmit); err != nil {
+					excerpt := l
+					if len(excerpt) > 200 {
+						excerpt = excerpt[:200]
+					}
+					r.emit(StreamPayload{Kind: KindDiagnostic, Diagnostic: &Diagnostic{
+						Code: DiagMalformedLine, Line: lineNo, Bytes: len(l),
+						Message: r.redact(err.Error()), Excerpt: r.redact(string(excerpt)),
+					}})
 				}
-				r.emit(StreamPayload{Kind: KindDiagnostic, Diagnostic: &Diagnostic{
-					Code: DiagMalformedLine, Line: s.lineNo, Bytes: len(l),
-					Message: r.redact(err.Error()), Excerpt: r.redact(string(excerpt)),
-				}})
 			}
 		}
+		line = line[:0]
+		oversize = 0
 	}
-	s.line = s.line[:0]
-	s.oversize = 0
+	readPipe(r.stdout, func(data []byte) {
+		raw.Write(data)
+		for len(data) > 0 {
+			chunk, complete := data, false
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
+				chunk, data, complete = data[:i], data[i+1:], true
+			} else {
+				data = nil
+			}
+			if oversize > 0 {
+				oversize += len(chunk)
+			} else if len(line)+len(chunk) > r.cfg.lineLimit {
+				oversize = len(line) + len(chunk)
+				if len(line) < 200 {
+					line = append(line, chunk[:min(len(chunk), 200)]...)
+				}
+			} else {
+				line = append(line, chunk...)
+			}
+			if complete {
+				flush()
+			}
+		}
+	})
+	if len(line) > 0 || oversize > 0 {
+		flush()
+	}
 }
 
 func cloneBoolMap(m map[string]bool) map[string]bool {

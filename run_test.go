@@ -5,19 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/shellagent"
 	"github.com/seed0634/agentadaptor/internal/testenv"
 )
 
@@ -334,52 +331,4 @@ func TestConcurrentRuns(t *testing.T) {
 		})
 	}
 	wg.Wait()
-}
-
-// The child is watched on one goroutine where the OS has pidfds and epoll
-// (Linux), and with a goroutine per pipe elsewhere: the same tests run
-// through the portable path.
-func TestPortableChildWatch(t *testing.T) {
-	restore := agentadaptor.UsePortableChildWatch()
-	defer restore()
-	for name, test := range map[string]func(*testing.T){
-		"ordered stream":         TestRunCompletesWithOrderedStream,
-		"statuses":               TestRunStatuses,
-		"parent context":         TestParentContextCancelsRun,
-		"process group":          TestCancelKillsWholeProcessGroup,
-		"lingering grandchild":   TestLingeringGrandchildIsReapedAfterNormalExit,
-		"output lines":           TestOutputLineHandling,
-		"raw streams capped":     TestRawStreamsAreCapped,
-		"cancelling before exit": TestRunCancellingComesBeforeTheChildExits,
-		"cancel grace":           TestCancelGivesTheChildItsGrace,
-		"escaped process":        TestEscapedProcessHoldingThePipesDoesNotHoldTheRun,
-	} {
-		t.Run(name, test)
-	}
-}
-
-// A process that escaped the child's group (setsid) and keeps the child's
-// stdout and stderr open does not keep the run from ending: after the
-// leader exited, the pipes are read for a bounded time and then closed.
-func TestEscapedProcessHoldingThePipesDoesNotHoldTheRun(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("no setsid")
-	}
-	ctx := testCtx(t)
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	q := shellagent.Quote(pidFile)
-	script := fmt.Sprintf(`setsid sh -c 'echo $$ > %s; exec sleep 300' & while [ ! -s %s ]; do sleep 0.01; done; exit 0`, q, q)
-	sdk := newSDK(t, shell(script))
-	res, err := sdk.Run(ctx, "x")
-	data, _ := os.ReadFile(pidFile)
-	if pid, _ := strconv.Atoi(strings.TrimSpace(string(data))); pid > 0 {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != agentadaptor.StatusCompleted {
-		t.Fatalf("status %s: %v", res.Status, res.Failure)
-	}
 }
