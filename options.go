@@ -1,6 +1,7 @@
 package agentadaptor
 
 import (
+	"fmt"
 	"log/slog"
 	"maps"
 	"time"
@@ -41,6 +42,7 @@ type runConfig struct {
 	grace        time.Duration
 	linger       time.Duration
 	tempRoot     string
+	nice         int
 	resumeHint   string // set by the SDK: the session being resumed, if any
 	discard      bool   // set by Run: nobody reads the stream
 }
@@ -152,6 +154,43 @@ func WithCancelGrace(d time.Duration) RunOption { return func(c *runConfig) { c.
 // WithTempRoot sets the directory under which per-run temp dirs are created
 // (default os.TempDir()).
 func WithTempRoot(dir string) RunOption { return func(c *runConfig) { c.tempRoot = dir } }
+
+// MaxNice is the largest nice value [WithNice] accepts: the lowest CPU
+// priority.
+const MaxNice = 19
+
+// WithNice runs the child CLI, and every process and thread it spawns, at
+// the lower CPU priority of Unix nice value n, from 0 (the default: the
+// priority is left as inherited from the host) to MaxNice (the lowest).
+//
+// Use it when the host serves something that must stay responsive while
+// agent CLIs compete with it for CPU, such as the relay of remote agents'
+// streams to a browser: under contention the children get less CPU time,
+// so their own work, their text stream included, slows down. When the
+// machine has CPU to spare it changes nothing.
+//
+// The value is applied with setpriority(PRIO_PGRP) to the child's process
+// group just after the child has started, so its first instructions may
+// still run at the host's priority; on Linux it reaches every thread of
+// every process then in the group, and threads and processes created later
+// inherit it. A process that has left the group before then (setsid) is
+// not reached. The value is absolute, and only lowering priority is
+// offered: a child that inherited a higher nice value from the host keeps
+// it, and a negative n, which would need privilege, is a *ConfigError, as
+// is n above MaxNice (from Start; from New when given through
+// WithRunDefaults). If the priority cannot be set, the child is killed and
+// Start fails with a *StartError (FailureStart).
+func WithNice(n int) RunOption { return func(c *runConfig) { c.nice = n } }
+
+func checkNice(n int) error {
+	switch {
+	case n < 0:
+		return &ConfigError{Field: "WithNice", Reason: fmt.Sprintf("%d is negative: raising a child's priority above the host's needs privilege (CAP_SYS_NICE), which is not offered; use 0..%d", n, MaxNice)}
+	case n > MaxNice:
+		return &ConfigError{Field: "WithNice", Reason: fmt.Sprintf("%d is above %d, the lowest priority", n, MaxNice)}
+	}
+	return nil
+}
 
 // SDKOption configures an SDK at construction.
 type SDKOption func(*sdkConfig)
