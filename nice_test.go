@@ -1,7 +1,6 @@
 package agentadaptor_test
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
@@ -49,11 +47,10 @@ func ownNice(t *testing.T) int {
 // opens the file itself for the redirection, so "self" is that shell.
 const reportNice = `report() { read -r s < /proc/self/stat; s=${s##*) }; set -- $s; echo "$who ${17}"; }`
 
-// The child and the processes it starts run at the nice value of WithNice:
-// the child itself, a grandchild it starts at once (which may exist before
-// the SDK sets the value, and is then reached through the process group)
-// and one it starts later (which inherits the value). Each reports only
-// after a gate that opens once Start has returned, when the value is set.
+// The child and the processes it starts run at the nice value of WithNice
+// from their first instruction: the child reports at once, a grandchild
+// forks at once and reports, and one forked later reports too. None waits
+// for anything, so a value applied only after the start could be missed.
 // Without WithNice, or with 0, all run at the test process's own value.
 func TestWithNiceLowersTheChildAndItsProcesses(t *testing.T) {
 	const n = 7
@@ -62,6 +59,13 @@ func TestWithNiceLowersTheChildAndItsProcesses(t *testing.T) {
 		t.Skipf("the test process already runs at nice %d, not below %d", inherited, n)
 	}
 	ctx := testCtx(t)
+	script := shellagent.Script(
+		reportNice,
+		"(who=early; report) &",
+		"who=child; report",
+		"(who=later; report) &",
+		"wait",
+	)
 	for _, tc := range []struct {
 		name string
 		opts []agentadaptor.RunOption
@@ -72,24 +76,8 @@ func TestWithNiceLowersTheChildAndItsProcesses(t *testing.T) {
 		{"WithNice(0)", []agentadaptor.RunOption{agentadaptor.WithNice(0)}, inherited},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			early := shellagent.Gate(filepath.Join(t.TempDir(), "early"))
-			late := shellagent.Gate(filepath.Join(t.TempDir(), "late"))
-			script := shellagent.Script(
-				reportNice,
-				"(who=early; "+early.Wait()+"; report) &",
-				late.Wait(),
-				"(who=later; report) &",
-				"who=child; report",
-				"wait",
-			)
 			sdk := newSDK(t, &shellagent.Adapter{Script: script, PlainText: true})
-			h, err := sdk.Start(ctx, "nice", tc.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			early.Release(t)
-			late.Release(t)
-			res, err := h.Wait(ctx)
+			res, err := sdk.Run(ctx, "nice", tc.opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,15 +99,14 @@ func TestWithNiceLowersTheChildAndItsProcesses(t *testing.T) {
 	}
 }
 
-// niceHelperEnv makes TestNiceHelperProcess the helper process of
-// TestSetGroupNiceReachesEveryThread.
+// niceHelperEnv makes TestNiceHelperProcess the child of
+// TestWithNiceReachesEveryThread.
 const niceHelperEnv = "AGENTADAPTOR_TEST_NICE_HELPER"
 
-// TestNiceHelperProcess is not a test: run by
-// TestSetGroupNiceReachesEveryThread as the leader of a process group, it
-// has several threads (one of them locked by a goroutine, besides the
-// runtime's), starts a grandchild, says "ready" and waits until its stdin
-// closes.
+// TestNiceHelperProcess is not a test: run by TestWithNiceReachesEveryThread
+// as a run's child, it makes sure it has several threads (one locked by a
+// goroutine, besides the runtime's), starts a grandchild and prints
+// "TID NICE" for each of its threads and "grandchild NICE".
 func TestNiceHelperProcess(t *testing.T) {
 	if os.Getenv(niceHelperEnv) != "1" {
 		return
@@ -131,113 +118,82 @@ func TestNiceHelperProcess(t *testing.T) {
 		select {}
 	}()
 	<-locked
-	gc := exec.Command("sleep", "300")
-	if err := gc.Start(); err != nil {
-		fmt.Println("error:", err)
-		os.Exit(1)
+	tasks, _ := filepath.Glob("/proc/self/task/[0-9]*/stat")
+	for _, task := range tasks {
+		b, err := os.ReadFile(task)
+		if err == nil {
+			fmt.Println(filepath.Base(filepath.Dir(task)), statNice(t, string(b)))
+		}
 	}
-	fmt.Println("ready")
-	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
-	_ = gc.Process.Kill()
-	_ = gc.Wait()
+	out, err := exec.Command("/bin/sh", "-c", reportNice+"; who=grandchild; report").Output()
+	if err != nil {
+		fmt.Println("error", err)
+	}
+	os.Stdout.Write(out)
 	os.Exit(0)
 }
 
-// groupNices returns the nice value of every thread of every process in
-// the process group pgid, keyed "pid/tid".
-func groupNices(t *testing.T, pgid int) map[string]int {
+// threadNices returns the nice value of each thread of the test process.
+func threadNices(t *testing.T) map[string]int {
 	t.Helper()
-	procs, err := filepath.Glob("/proc/[0-9]*/stat")
-	if err != nil {
-		t.Fatal(err)
+	tasks, err := filepath.Glob("/proc/self/task/[0-9]*/stat")
+	if err != nil || len(tasks) == 0 {
+		t.Fatalf("no threads in /proc/self/task: %v", err)
 	}
 	out := map[string]int{}
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue // gone meanwhile
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 3 || f[2] != strconv.Itoa(pgid) { // field 5: the process group
-			continue
-		}
-		dir := filepath.Dir(p)
-		tasks, _ := filepath.Glob(filepath.Join(dir, "task", "[0-9]*", "stat"))
-		for _, task := range tasks {
-			tb, err := os.ReadFile(task)
-			if err != nil {
-				continue
-			}
-			out[filepath.Base(dir)+"/"+filepath.Base(filepath.Dir(task))] = statNice(t, string(tb))
+	for _, task := range tasks {
+		if b, err := os.ReadFile(task); err == nil {
+			out[filepath.Base(filepath.Dir(task))] = statNice(t, string(b))
 		}
 	}
 	return out
 }
 
-// setGroupNice reaches every thread of every process already in the group,
-// not only the leader's main thread (what PRIO_PROCESS would reach on
-// Linux): the helper's threads and its grandchild exist before it is called.
-func TestSetGroupNiceReachesEveryThread(t *testing.T) {
+// WithNice reaches every thread of a multi-threaded child (a Go program)
+// and its grandchild, and leaves the host's own threads alone: the thread
+// the SDK lowers to fork the child from does not outlive the start.
+func TestWithNiceReachesEveryThread(t *testing.T) {
 	const n = 9
 	inherited := ownNice(t)
 	if inherited >= n {
 		t.Skipf("the test process already runs at nice %d, not below %d", inherited, n)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestNiceHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), niceHelperEnv+"=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pgid := cmd.Process.Pid
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || strings.TrimSpace(line) != "ready" {
-		t.Fatalf("helper: %q, %v", line, err)
-	}
-	before := groupNices(t, pgid)
-	leaderThreads, others := 0, 0
-	for k, v := range before {
-		if v != inherited {
-			t.Fatalf("%s runs at nice %d before, want %d", k, v, inherited)
+	ctx := testCtx(t)
+	a := &shellagent.Adapter{PlainText: true, Edit: func(_ *agentadaptor.AdapterRequest, inv *agentadaptor.Invocation) {
+		inv.Path = os.Args[0]
+		inv.Args = []string{"-test.run=^TestNiceHelperProcess$", "-test.count=1"}
+		if inv.Env == nil {
+			inv.Env = map[string]string{}
 		}
-		if strings.HasPrefix(k, strconv.Itoa(pgid)+"/") {
-			leaderThreads++
-		} else {
-			others++
+		inv.Env[niceHelperEnv] = "1"
+	}}
+	sdk := newSDK(t, a)
+	for range 3 {
+		res, err := sdk.Run(ctx, "threads", agentadaptor.WithNice(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(res.RawStreams.Stdout)), "\n")
+		threads, grandchild := 0, false
+		for _, line := range lines {
+			who, nice, _ := strings.Cut(line, " ")
+			if nice != strconv.Itoa(n) {
+				t.Errorf("%s runs at nice %s, want %d", who, nice, n)
+			}
+			if who == "grandchild" {
+				grandchild = true
+			} else {
+				threads++
+			}
+		}
+		if threads < 2 || !grandchild || res.Status != agentadaptor.StatusCompleted {
+			t.Fatalf("want several threads and a grandchild reported by a completed run, got %s: %q", res.Status, res.RawStreams.Stdout)
 		}
 	}
-	if leaderThreads < 2 || others < 1 {
-		t.Fatalf("want a leader with several threads and a grandchild in the group, have %v", before)
-	}
-	if err := agentadaptor.SetGroupNice(pgid, n); err != nil {
-		t.Fatal(err)
-	}
-	after := groupNices(t, pgid)
-	for k := range before {
-		if v, ok := after[k]; ok && v != n {
-			t.Errorf("%s runs at nice %d, want %d", k, v, n)
+	for tid, nice := range threadNices(t) {
+		if nice != inherited {
+			t.Errorf("the test process's thread %s runs at nice %d, want %d", tid, nice, inherited)
 		}
-	}
-	// A group that has gone is not an error.
-	_ = stdin.Close()
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	_ = cmd.Wait()
-	if err := agentadaptor.SetGroupNice(pgid, n); err != nil {
-		t.Errorf("after the group ended: %v", err)
 	}
 }
 
