@@ -178,11 +178,12 @@ const MaxNice = 19
 // inherits it in turn, from the first instruction on; the host's other
 // threads keep their priority. Elsewhere (macOS, the BSDs) n is applied
 // with setpriority(PRIO_PGRP) to the child's process group just after the
-// child starts. The value is absolute, and only lowering priority is
-// offered: a child that inherits a higher nice value from the host keeps
-// it, and a negative n, which would need privilege, is a *ConfigError, as
-// is n above MaxNice (from Start; from New when given through
-// WithRunDefaults). If the priority cannot be set, Start fails with a
+// child starts. The value is absolute: a host that itself runs at a higher
+// nice value than n passes its own on instead, unless it is privileged
+// (CAP_SYS_NICE), in which case the child gets exactly n. Only lowering
+// priority is offered: a negative n, which would need privilege, is a
+// *ConfigError, as is n above MaxNice (from Start; from New when given
+// through WithRunDefaults). If the priority cannot be set, Start fails with a
 // *StartError (FailureStart) and no child is left running.
 func WithNice(n int) RunOption { return func(c *runConfig) { c.nice = n } }
 
