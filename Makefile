@@ -46,8 +46,9 @@ ui-check:
 
 test: deps lint gotest ui-test ui-check fuzz
 
-# The end-to-end relay benchmark (bench/e2e/README.md): the project, a bare Go
-# relay and the @ag-ui/a2a peer against one @a2a-js/sdk remote, at 1, 10, 100
+# The end-to-end relay benchmark (bench/e2e/README.md): the project (also with
+# parent.nice: project-nice), a bare Go relay and the @ag-ui/a2a peer against
+# one @a2a-js/sdk remote, at 1, 10, 100
 # and 1,000 concurrent delegations plus one 20,000-chunk delegation; takes
 # several minutes. It rewrites the generated section of docs/benchmarks.md and
 # leaves results, logs and a CPU profile of serve in bench/e2e/out.

@@ -1,6 +1,7 @@
 package agentadaptor
 
 import (
+	"fmt"
 	"log/slog"
 	"maps"
 	"time"
@@ -41,6 +42,7 @@ type runConfig struct {
 	grace        time.Duration
 	linger       time.Duration
 	tempRoot     string
+	nice         int
 	resumeHint   string // set by the SDK: the session being resumed, if any
 	discard      bool   // set by Run: nobody reads the stream
 }
@@ -152,6 +154,48 @@ func WithCancelGrace(d time.Duration) RunOption { return func(c *runConfig) { c.
 // WithTempRoot sets the directory under which per-run temp dirs are created
 // (default os.TempDir()).
 func WithTempRoot(dir string) RunOption { return func(c *runConfig) { c.tempRoot = dir } }
+
+// MaxNice is the largest nice value [WithNice] accepts: the lowest CPU
+// priority.
+const MaxNice = 19
+
+// WithNice runs the child CLI, and every process and thread it spawns, at
+// the lower CPU priority of Unix nice value n, from 0 (the default: the
+// priority is left as inherited from the host) to MaxNice (the lowest).
+//
+// Use it when the host serves something that must stay responsive while
+// agent CLIs compete with it for CPU, such as the relay of remote agents'
+// streams to a browser: under contention the children get less CPU time,
+// so their own work, their text stream included, slows down. When the
+// machine has CPU to spare it changes nothing. The scheduler weighs each
+// runnable thread by its nice value, so many children together still
+// outweigh the host unless n is high: on Linux 100 busy children at 19
+// weigh about as much as one and a half threads at 0, at 10 as much as
+// eleven.
+//
+// On Linux the child is started from a short-lived host thread whose nice
+// value is n: it inherits n at its creation, and everything it creates
+// inherits it in turn, from the first instruction on; the host's other
+// threads keep their priority. Elsewhere (macOS, the BSDs) n is applied
+// with setpriority(PRIO_PGRP) to the child's process group just after the
+// child starts. The value is absolute: a host that itself runs at a higher
+// nice value than n passes its own on instead, unless it is privileged
+// (CAP_SYS_NICE), in which case the child gets exactly n. Only lowering
+// priority is offered: a negative n, which would need privilege, is a
+// *ConfigError, as is n above MaxNice (from Start; from New when given
+// through WithRunDefaults). If the priority cannot be set, Start fails with a
+// *StartError (FailureStart) and no child is left running.
+func WithNice(n int) RunOption { return func(c *runConfig) { c.nice = n } }
+
+func checkNice(n int) error {
+	switch {
+	case n < 0:
+		return &ConfigError{Field: "WithNice", Reason: fmt.Sprintf("%d is negative: raising a child's priority above the host's needs privilege (CAP_SYS_NICE), which is not offered; use 0..%d", n, MaxNice)}
+	case n > MaxNice:
+		return &ConfigError{Field: "WithNice", Reason: fmt.Sprintf("%d is above %d, the lowest priority", n, MaxNice)}
+	}
+	return nil
+}
 
 // SDKOption configures an SDK at construction.
 type SDKOption func(*sdkConfig)

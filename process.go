@@ -8,13 +8,17 @@ import (
 )
 
 // startInGroup starts cmd as the leader of a new process group, so that the
-// whole tree it spawns can be signalled at once.
-func startInGroup(cmd *exec.Cmd) error {
+// whole tree it spawns can be signalled at once. With nice > 0 the group
+// runs at that lower CPU priority (see [WithNice] and startNiced).
+func startInGroup(cmd *exec.Cmd, nice int) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
-	return cmd.Start()
+	if nice == 0 {
+		return cmd.Start()
+	}
+	return startNiced(cmd, nice)
 }
 
 // signalGroup sends sig to the process group led by pid. A group that is

@@ -120,6 +120,9 @@ func (s *SDK) Start(ctx context.Context, prompt string, opts ...RunOption) (*Run
 	if cfg.timeout < 0 {
 		return nil, &ConfigError{Field: "WithTimeout", Reason: "must not be negative"}
 	}
+	if err := checkNice(cfg.nice); err != nil {
+		return nil, err
+	}
 	mcp := append([]MCPServerSpec(nil), s.defaultMCP...)
 	for _, m := range cfg.mcp {
 		if err := m.Validate(); err != nil {
@@ -358,7 +361,7 @@ func (r *run) startProcess(ctx context.Context) *Failure {
 	cmd.Stdout = outW
 	cmd.Stderr = errW
 	// Stdin stays nil (/dev/null): an open pipe makes some CLIs wait for input.
-	err = startInGroup(cmd)
+	err = startInGroup(cmd, r.cfg.nice)
 	outW.Close()
 	errW.Close()
 	if err != nil {

@@ -23,8 +23,8 @@ type SDK struct {
 }
 
 // New returns an SDK with the given adapters and defaults. It fails with a
-// *ConfigError on duplicate adapter names, an unknown default adapter or an
-// invalid default MCP server.
+// *ConfigError on duplicate adapter names, an unknown default adapter, an
+// invalid default MCP server or a default WithNice out of range.
 func New(opts ...SDKOption) (*SDK, error) {
 	cfg := sdkConfig{releaseTimeout: DefaultReleaseTimeout}
 	for _, o := range opts {
@@ -59,6 +59,15 @@ func New(opts ...SDKOption) (*SDK, error) {
 		if err := m.Validate(); err != nil {
 			return nil, err
 		}
+	}
+	// Run defaults that can be checked without a run fail here, not at
+	// every Start.
+	rc := defaultRunConfig()
+	for _, o := range cfg.defaults {
+		o(&rc)
+	}
+	if err := checkNice(rc.nice); err != nil {
+		return nil, err
 	}
 	s.defaultMCP = cfg.defaultMCP
 	s.defaults = cfg.defaults

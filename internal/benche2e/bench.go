@@ -16,8 +16,11 @@ import (
 
 // Config is one benchmark run.
 type Config struct {
-	// Systems to measure, in report order (default project, bare, peer).
+	// Systems to measure, in report order (default [Systems]).
 	Systems []string
+	// ParentNice is project-nice's parent.nice, 1..19 (default
+	// DefaultParentNice).
+	ParentNice int
 	// Levels are the concurrency levels (concurrent delegations).
 	Levels []int
 	// Stream is what each delegation of a level streams.
@@ -191,6 +194,9 @@ func Run(ctx context.Context, env *Env, cfg Config) (*Results, error) {
 	if cfg.LongRepeat == 0 {
 		cfg.LongRepeat = 3
 	}
+	if cfg.ParentNice == 0 {
+		cfg.ParentNice = DefaultParentNice
+	}
 	kinds := make([]*systemKind, 0, len(cfg.Systems))
 	for _, s := range cfg.Systems {
 		k, err := kindOf(s)
@@ -298,7 +304,7 @@ func memAll(pid int, children bool) (self, all, anon int64) {
 }
 
 func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote *proc, remoteURL string, c int) (*LevelResult, error) {
-	sys, err := env.startSystem(k, remoteURL, cfg.Stream, nil)
+	sys, err := env.startSystem(k, remoteURL, cfg.Stream, cfg.ParentNice, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +316,7 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 	}
 	time.Sleep(300 * time.Millisecond)
 	pid := sys.proc.pid()
-	withChildren := k == kindProject || k == kindProjectNATS
+	withChildren := k == kindProject || k == kindProjectNATS || k == kindProjectNice
 	lr := &LevelResult{System: k.name, Concurrency: c, Runs: cfg.runs(c), Stream: cfg.Stream}
 	lr.IdleRSS, lr.IdleRSSAll, lr.IdleAnonAll = memAll(pid, withChildren)
 	every := cfg.SampleEvery
@@ -403,7 +409,7 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 
 func runLong(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote *proc, remoteURL string) (*LongResult, error) {
 	s := Stream{Chunks: cfg.Long, Interval: 0, Size: cfg.Stream.Size}
-	sys, err := env.startSystem(k, remoteURL, s, nil)
+	sys, err := env.startSystem(k, remoteURL, s, cfg.ParentNice, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -489,7 +495,7 @@ func profileProject(ctx context.Context, env *Env, cfg *Config, remoteURL string
 	penv := *env
 	penv.Agentadaptor = cfg.ProfileBinary
 	addr := "127.0.0.1:6061"
-	sys, err := penv.startSystem(kindProject, remoteURL, cfg.Stream, []string{ProfileEnv + "=" + addr})
+	sys, err := penv.startSystem(kindProject, remoteURL, cfg.Stream, 0, []string{ProfileEnv + "=" + addr})
 	if err != nil {
 		return err
 	}

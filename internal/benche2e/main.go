@@ -29,7 +29,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benche2e", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	levels := fs.String("levels", "1,10,100,1000", "concurrency levels (concurrent delegations), comma-separated")
-	systems := fs.String("systems", strings.Join(Systems, ","), "systems to measure: project, project-nats (serve with cluster.nats_url on a local nats-server), bare, peer")
+	systems := fs.String("systems", strings.Join(Systems, ","), "systems to measure: project, project-nice (serve with parent.nice: -parent-nice), project-nats (serve with cluster.nats_url on a local nats-server), bare, peer")
+	parentNice := fs.Int("parent-nice", DefaultParentNice, "project-nice's parent.nice, 1..19")
 	withNATS := fs.Bool("nats", false, "also measure project-nats: the project as one replica of a cluster on a local nats-server with JetStream")
 	chunks := fs.Int("chunks", 50, "chunks per delegation")
 	interval := fs.Duration("interval", 20*time.Millisecond, "pause between a delegation's chunks at the remote (ms resolution)")
@@ -52,8 +53,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "bench-e2e: "+format+"\n", a...) }
+	if *parentNice < 1 || *parentNice > 19 {
+		logf("-parent-nice %d is not in 1..19", *parentNice)
+		return 2
+	}
 	cfg := Config{Stream: Stream{Chunks: *chunks, Interval: *interval, Size: *size}, Long: *long, LongRepeat: *longRepeat,
-		ProfileLevel: *profileLevel, ProfileSeconds: *profileSeconds, LevelTimeout: *timeout}
+		ProfileLevel: *profileLevel, ProfileSeconds: *profileSeconds, LevelTimeout: *timeout, ParentNice: *parentNice}
 	for s := range strings.SplitSeq(*levels, ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue

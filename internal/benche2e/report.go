@@ -2,12 +2,14 @@ package benche2e
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -90,34 +92,48 @@ type row struct {
 	val  func(sys string) (float64, string, bool)
 }
 
+// table writes a row per metric with a column per system, then the ratio
+// columns: project to each baseline (the systems that are not the project
+// in some configuration: bare, peer), and each other configuration of the
+// project (project-nice, project-nats) to bare only (to the first baseline
+// if bare is not measured; to project if no baseline is).
 func table(b *bytes.Buffer, systems []string, rows []row) {
-	hasProject := false
+	var variants, baselines []string
 	for _, s := range systems {
-		hasProject = hasProject || s == "project"
+		if strings.HasPrefix(s, "project") {
+			variants = append(variants, s)
+		} else {
+			baselines = append(baselines, s)
+		}
 	}
-	others := []string{}
-	for _, s := range systems {
-		if s != "project" {
-			others = append(others, s)
+	type pair struct{ a, b string }
+	var ratios []pair
+	for _, v := range variants {
+		switch {
+		case len(baselines) == 0:
+			if v != "project" && slices.Contains(variants, "project") {
+				ratios = append(ratios, pair{v, "project"})
+			}
+		case v == "project":
+			for _, o := range baselines {
+				ratios = append(ratios, pair{v, o})
+			}
+		case slices.Contains(baselines, "bare"):
+			ratios = append(ratios, pair{v, "bare"})
+		default:
+			ratios = append(ratios, pair{v, baselines[0]})
 		}
 	}
 	b.WriteString("| |")
 	for _, s := range systems {
 		b.WriteString(" " + s + " |")
 	}
-	if hasProject {
-		for _, o := range others {
-			b.WriteString(" project/" + o + " |")
-		}
+	for _, p := range ratios {
+		b.WriteString(" " + p.a + "/" + p.b + " |")
 	}
 	b.WriteString("\n|---|")
-	for range systems {
+	for range len(systems) + len(ratios) {
 		b.WriteString("--:|")
-	}
-	if hasProject {
-		for range others {
-			b.WriteString("--:|")
-		}
 	}
 	b.WriteString("\n")
 	for _, r := range rows {
@@ -129,16 +145,14 @@ func table(b *bytes.Buffer, systems []string, rows []row) {
 			}
 			b.WriteString(" " + txt + " |")
 		}
-		if hasProject {
-			pv, _, pok := r.val("project")
-			for _, o := range others {
-				ov, _, ook := r.val(o)
-				if !pok || !ook {
-					b.WriteString(" — |")
-					continue
-				}
-				b.WriteString(" " + ratio(pv, ov) + " |")
+		for _, p := range ratios {
+			av, _, aok := r.val(p.a)
+			bv, _, bok := r.val(p.b)
+			if !aok || !bok {
+				b.WriteString(" — |")
+				continue
 			}
+			b.WriteString(" " + ratio(av, bv) + " |")
 		}
 		b.WriteString("\n")
 	}
@@ -151,6 +165,9 @@ func (r *Results) Markdown() string {
 	systems := r.Config.Systems
 	if len(systems) == 0 {
 		systems = Systems
+	}
+	if slices.Contains(systems, "project-nice") {
+		fmt.Fprintf(&b, "project-nice is the project with `parent.nice: %d`: its parent processes run at that nice value.\n\n", cmp.Or(r.Config.ParentNice, DefaultParentNice))
 	}
 	for _, c := range r.Config.Levels {
 		by := map[string]*LevelResult{}

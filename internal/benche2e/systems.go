@@ -36,15 +36,25 @@ var (
 	// Peer: @ag-ui/a2a 0.0.6 renders each artifact update as a RAW event
 	// holding the A2A event, then RUN_FINISHED.
 	kindPeer = &systemKind{name: "peer", chunkFrame: []byte(`"kind":"artifact-update"`)}
+	// ProjectNice: the project with parent.nice set (Config.ParentNice):
+	// the same serve and frames, its parent processes at a lower CPU
+	// priority.
+	kindProjectNice = &systemKind{name: "project-nice", chunkFrame: kindProject.chunkFrame, needFinished: kindProject.needFinished}
 )
 
 // Systems lists the systems in report order.
-var Systems = []string{"project", "bare", "peer"}
+var Systems = []string{"project", "project-nice", "bare", "peer"}
+
+// DefaultParentNice is project-nice's parent.nice when Config.ParentNice
+// is 0 (bench/e2e/README.md says why this value).
+const DefaultParentNice = 19
 
 func kindOf(name string) (*systemKind, error) {
 	switch name {
 	case "project":
 		return kindProject, nil
+	case "project-nice":
+		return kindProjectNice, nil
 	case "bare":
 		return kindBare, nil
 	case "peer":
@@ -52,7 +62,7 @@ func kindOf(name string) (*systemKind, error) {
 	case "project-nats":
 		return kindProjectNATS, nil
 	}
-	return nil, fmt.Errorf("unknown system %q (want project, project-nats, bare or peer)", name)
+	return nil, fmt.Errorf("unknown system %q (want project, project-nice, project-nats, bare or peer)", name)
 }
 
 // Env is where the benchmark finds its programs and puts its files.
@@ -211,15 +221,16 @@ type running struct {
 
 // startSystem starts a fresh instance of kind relaying remote, configured
 // (for the project, whose scripted parent has a fixed objective) to
-// stream s; extraEnv goes to its environment.
-func (e *Env) startSystem(kind *systemKind, remote string, s Stream, extraEnv []string) (*running, error) {
+// stream s; extraEnv goes to its environment. nice is project-nice's
+// parent.nice.
+func (e *Env) startSystem(kind *systemKind, remote string, s Stream, nice int, extraEnv []string) (*running, error) {
 	var (
 		p   *proc
 		u   string
 		err error
 	)
 	switch kind {
-	case kindProject, kindProjectNATS:
+	case kindProject, kindProjectNATS, kindProjectNice:
 		var nats *proc
 		cluster := ""
 		if kind == kindProjectNATS {
@@ -233,9 +244,13 @@ func (e *Env) startSystem(kind *systemKind, remote string, s Stream, extraEnv []
 		if err := os.WriteFile(scenario, fmt.Appendf(nil, "# the benchmark's parent: one delegation per run\nsteps:\n  - call:\n      tool: delegate_to_agent\n      args: {agent: bench, objective: %q}\n", s.Objective()), 0o644); err != nil {
 			return nil, err
 		}
+		niceField := ""
+		if kind == kindProjectNice {
+			niceField = fmt.Sprintf(", nice: %d", nice)
+		}
 		cfg := filepath.Join(e.WorkDir, "host.yaml")
 		host := fmt.Sprintf(`# the benchmark's host: bench/e2e/README.md
-parent: {adapter: scripted, scenario: %q, timeout: 30m}
+parent: {adapter: scripted, scenario: %q, timeout: 30m%s}
 max_active_runs: 100000
 agents:
   - key: bench
@@ -243,7 +258,7 @@ agents:
     protocol: a2a
     agent_card_url: %s/.well-known/agent-card.json
     policy: {max_timeout: 30m, max_concurrent_global: 100000, max_artifact_bytes: 67108864}
-`, scenario, remote) + cluster
+`, scenario, niceField, remote) + cluster
 		if err := os.WriteFile(cfg, []byte(host), 0o644); err != nil {
 			return nil, err
 		}

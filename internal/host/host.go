@@ -183,6 +183,9 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	if cfg.Parent.Timeout > 0 {
 		runDefaults = append(runDefaults, agentadaptor.WithTimeout(time.Duration(cfg.Parent.Timeout)))
 	}
+	if cfg.Parent.Nice != 0 {
+		runDefaults = append(runDefaults, agentadaptor.WithNice(cfg.Parent.Nice))
+	}
 	h.sdk, err = agentadaptor.New(agentadaptor.WithAdapters(parent), agentadaptor.WithRunDefaults(runDefaults...), agentadaptor.WithLogger(opts.Logger))
 	if err != nil {
 		return nil, err

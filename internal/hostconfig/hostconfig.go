@@ -141,6 +141,14 @@ type Parent struct {
 	WorkDir string `yaml:"work_dir"`
 	// Timeout bounds one parent run (Go duration, e.g. 10m; 0 = none).
 	Timeout Duration `yaml:"timeout"`
+	// Nice runs each parent CLI, with every process and thread it spawns,
+	// at this Unix nice value: 0 (the default) leaves the priority as
+	// inherited, 1..19 lowers it (agentadaptor.WithNice). Under CPU
+	// contention the relay to the browser stays responsive while the
+	// parents themselves, their own text stream included, slow down; an
+	// idle machine sees no difference. Negative values (which need
+	// privilege) and values above 19 are errors.
+	Nice int `yaml:"nice"`
 	// PermissionMode is Claude Code's --permission-mode (claude only), e.g.
 	// "default", "acceptEdits", "plan" or "bypassPermissions".
 	PermissionMode string `yaml:"permission_mode"`
@@ -379,6 +387,12 @@ func (c *Config) Validate() error {
 	}
 	if (c.Parent.PermissionMode != "" || len(c.Parent.AllowedTools) > 0) && c.Parent.Adapter != "claude" {
 		return &Error{Field: "parent.permission_mode", Reason: "permission_mode and allowed_tools configure a claude parent only"}
+	}
+	switch {
+	case c.Parent.Nice < 0:
+		return &Error{Field: "parent.nice", Reason: fmt.Sprintf("%d is negative: raising the parents' priority needs privilege and is not offered (0 leaves it unchanged, 19 is the lowest)", c.Parent.Nice)}
+	case c.Parent.Nice > 19:
+		return &Error{Field: "parent.nice", Reason: fmt.Sprintf("%d is above 19, the lowest priority", c.Parent.Nice)}
 	}
 	if c.MaxActiveRuns < 0 {
 		return &Error{Field: "max_active_runs", Reason: "must not be negative"}

@@ -195,3 +195,34 @@ func TestClusterBlock(t *testing.T) {
 		})
 	}
 }
+
+func TestParentNice(t *testing.T) {
+	for _, tt := range []struct {
+		doc  string
+		want int
+	}{
+		{"parent: {adapter: codex}\n", 0},
+		{"parent: {adapter: codex, nice: 0}\n", 0},
+		{"parent: {adapter: codex, nice: 10}\n", 10},
+		{"parent: {adapter: codex, nice: 19}\n", 19},
+	} {
+		c, err := Parse("host.yaml", []byte(tt.doc))
+		if err != nil || c.Parent.Nice != tt.want {
+			t.Errorf("%q: %+v, %v; want nice %d", tt.doc, c, err, tt.want)
+		}
+	}
+	for _, tt := range []struct{ name, doc, field string }{
+		{"negative", "parent: {adapter: codex, nice: -5}\n", "parent.nice"},
+		{"above 19", "parent: {adapter: codex, nice: 20}\n", "parent.nice"},
+		{"not a number", "parent: {adapter: codex, nice: low}\n", ""},
+		{"misspelt", "parent: {adapter: codex, niceness: 5}\n", "niceness"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("host.yaml", []byte(tt.doc))
+			var e *Error
+			if !errors.As(err, &e) || e.Field != tt.field {
+				t.Fatalf("err = %v, want an error on field %q", err, tt.field)
+			}
+		})
+	}
+}
