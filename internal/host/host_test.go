@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -76,7 +77,13 @@ func TestDemoHostStreamsAValidRun(t *testing.T) {
 	// The demo delegates the user's words to its research agent over real
 	// A2A: the nested subagent streams text and an artifact and finishes
 	// before the parent sees the tool result, and the parent answers after it.
-	order := []string{`\"objective\":\"hello\"`, `"name":"subagent.started"`, `"name":"subagent.text.delta"`, `"name":"subagent.artifact"`, `"name":"subagent.finished"`, `"type":"TOOL_CALL_RESULT"`, `"delta":"answered `, `"type":"RUN_FINISHED"`}
+	// The parent's tool call and the subagent's start come over two channels
+	// (the parent's stdout and its MCP request), so either may come first;
+	// the mux pairs them whichever it is (docs/design.md#how-the-mux-orders-a-run).
+	if !bytes.Contains(body, []byte(`\"objective\":\"hello\"`)) {
+		t.Fatalf("the parent's tool call with the user's words is missing in:\n%s", body)
+	}
+	order := []string{`"name":"subagent.started"`, `"name":"subagent.text.delta"`, `"name":"subagent.artifact"`, `"name":"subagent.finished"`, `"type":"TOOL_CALL_RESULT"`, `"delta":"answered `, `"type":"RUN_FINISHED"`}
 	at := 0
 	for _, want := range order {
 		i := bytes.Index(body[at:], []byte(want))
@@ -84,6 +91,11 @@ func TestDemoHostStreamsAValidRun(t *testing.T) {
 			t.Fatalf("%s missing or out of order in:\n%s", want, body)
 		}
 		at += i
+	}
+	// Whichever came first, the subagent is nested under that tool call.
+	call := regexp.MustCompile(`"toolCallId":"([^"]+)","toolCallName":"delegate_to_agent"`).FindSubmatch(body)
+	if call == nil || !bytes.Contains(body, []byte(`"parentToolCallId":"`+string(call[1])+`"`)) {
+		t.Fatalf("the subagent is not paired with the parent's delegate_to_agent call in:\n%s", body)
 	}
 	nodeValidate(t, body)
 	hr, err := http.Get(srv.URL + "/healthz")
