@@ -457,10 +457,12 @@ func initScenario(t *testing.T, sc *godog.ScenarioContext) {
 			defer close(done)
 			res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: mcptool.ToolName, Arguments: map[string]any{"agent": "review", "objective": "Second task."},
 				Meta: mcp.Meta{mcptool.MetaScriptedToolCallID: "parallel-call-2"}})
-			var out map[string]any
+			out := map[string]any{}
 			if err == nil {
 				b, _ := json.Marshal(res.StructuredContent)
 				_ = json.Unmarshal(b, &out)
+			} else {
+				out["error"] = err.Error()
 			}
 			w.second <- out
 		}()
@@ -479,11 +481,16 @@ func initScenario(t *testing.T, sc *godog.ScenarioContext) {
 		if err != nil {
 			return err
 		}
-		for _, f := range w.fakes {
-			for _, id := range f.Tasks() {
-				f.Release(id)
+		// The parallel call ends first: the scripted parent does not know
+		// about it and ends the run once its own call returns, and a run's
+		// end ends its delegations (as a real parent would not, since it
+		// waits for all its parallel calls).
+		release := func(key string) {
+			for _, id := range w.fakes[key].Tasks() {
+				w.fakes[key].Release(id)
 			}
 		}
+		release("review")
 		select {
 		case out := <-w.second:
 			if out["status"] != "completed" || out["summary"] != "review says hello." {
@@ -492,6 +499,7 @@ func initScenario(t *testing.T, sc *godog.ScenarioContext) {
 		case <-time.After(30 * time.Second):
 			return errors.New("parallel call did not return")
 		}
+		release("research")
 		_, err = w.p.finish()
 		return err
 	})
