@@ -42,6 +42,17 @@ func ownNice(t *testing.T) int {
 	return statNice(t, string(b))
 }
 
+// niceBelow returns the test process's own nice value, and skips the test
+// when that is not below n (a child could not be shown to run lower).
+func niceBelow(t *testing.T, n int) int {
+	t.Helper()
+	inherited := ownNice(t)
+	if inherited >= n {
+		t.Skipf("the test process already runs at nice %d, not below %d", inherited, n)
+	}
+	return inherited
+}
+
 // reportNice is a shell function printing "WHO NICE", the nice value of the
 // shell (or subshell) that runs it, read from /proc/self/stat: the shell
 // opens the file itself for the redirection, so "self" is that shell.
@@ -54,10 +65,7 @@ const reportNice = `report() { read -r s < /proc/self/stat; s=${s##*) }; set -- 
 // Without WithNice, or with 0, all run at the test process's own value.
 func TestWithNiceLowersTheChildAndItsProcesses(t *testing.T) {
 	const n = 7
-	inherited := ownNice(t)
-	if inherited >= n {
-		t.Skipf("the test process already runs at nice %d, not below %d", inherited, n)
-	}
+	inherited := niceBelow(t, n)
 	ctx := testCtx(t)
 	script := shellagent.Script(
 		reportNice,
@@ -154,10 +162,7 @@ func threadNices(t *testing.T) map[string]int {
 // the SDK lowers to fork the child from does not outlive the start.
 func TestWithNiceReachesEveryThread(t *testing.T) {
 	const n = 9
-	inherited := ownNice(t)
-	if inherited >= n {
-		t.Skipf("the test process already runs at nice %d, not below %d", inherited, n)
-	}
+	inherited := niceBelow(t, n)
 	ctx := testCtx(t)
 	a := &shellagent.Adapter{PlainText: true, Edit: func(_ *agentadaptor.AdapterRequest, inv *agentadaptor.Invocation) {
 		inv.Path = os.Args[0]
