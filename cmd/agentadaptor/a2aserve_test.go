@@ -28,6 +28,7 @@ import (
 func TestMain(m *testing.M) {
 	recordTraceparent()
 	recordEnv()
+	probeDumpable()
 	scripted.MaybeRunAgent()
 	os.Exit(m.Run())
 }
