@@ -123,6 +123,12 @@ func (s *SDK) Start(ctx context.Context, prompt string, opts ...RunOption) (*Run
 	if err := checkNice(cfg.nice); err != nil {
 		return nil, err
 	}
+	if err := checkEnvPatterns("WithEnvAllowList", cfg.envAllow); err != nil {
+		return nil, err
+	}
+	if err := checkEnvPatterns("WithEnvDeny", cfg.envDeny); err != nil {
+		return nil, err
+	}
 	mcp := append([]MCPServerSpec(nil), s.defaultMCP...)
 	for _, m := range cfg.mcp {
 		if err := m.Validate(); err != nil {
@@ -313,29 +319,6 @@ func (r *run) checkNoSecretInArgv() error {
 		}
 	}
 	return nil
-}
-
-func (r *run) childEnv() []string {
-	m := map[string]string{}
-	if r.cfg.isolateEnv {
-		allow := map[string]bool{"PATH": true}
-		for _, n := range r.cfg.envAllow {
-			allow[n] = true
-		}
-		for _, kv := range os.Environ() {
-			k, v, _ := strings.Cut(kv, "=")
-			if allow[k] {
-				m[k] = v
-			}
-		}
-	} else {
-		for _, kv := range os.Environ() {
-			k, v, _ := strings.Cut(kv, "=")
-			m[k] = v
-		}
-	}
-	maps.Copy(m, r.env)
-	return sortedEnv(m)
 }
 
 func (r *run) startProcess(ctx context.Context) *Failure {

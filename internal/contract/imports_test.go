@@ -85,7 +85,7 @@ func hasPrefixAny(s string, prefixes ...string) bool {
 
 // testSupport are the packages only tests import.
 var testSupport = []string{module + "/internal/testenv", module + "/internal/shellagent", module + "/internal/delegationtest", module + "/internal/delegationenv",
-	module + "/internal/otlpsink", module + "/internal/ssetest"}
+	module + "/internal/otlpsink", module + "/internal/ssetest", module + "/internal/conntest"}
 
 // isTestSupport reports whether the package in dir is itself test support
 // (and so may build on other test support).
@@ -93,7 +93,7 @@ func isTestSupport(dir string) bool {
 	switch dir {
 	case "internal/testenv", "internal/shellagent", "internal/realcli", "internal/clie2e",
 		"internal/fakea2a", "internal/fakemodel", "pkg/adapters/adaptertest",
-		"internal/delegationtest", "internal/delegationenv", "internal/otlpsink", "bench/otlpsink", "internal/ssetest":
+		"internal/delegationtest", "internal/delegationenv", "internal/otlpsink", "bench/otlpsink", "internal/ssetest", "internal/conntest":
 		return true
 	}
 	return false

@@ -84,12 +84,14 @@ type demoRemote struct {
 	url    string
 }
 
-func startDemoRemote(opts Options) (*demoRemote, error) {
+func startDemoRemote(opts Options, envPolicy []agentadaptor.RunOption, maxConns int) (*demoRemote, error) {
 	ad, err := scripted.New(scripted.Config{Executable: opts.Executable, ScenarioData: demoResearch, StateDir: opts.StateDir})
 	if err != nil {
 		return nil, err
 	}
-	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(ad.Named("research")), agentadaptor.WithLogger(opts.Logger))
+	// The demo's agent is a local CLI too: it gets the parents'
+	// environment policy (no host secret reaches it).
+	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(ad.Named("research")), agentadaptor.WithLogger(opts.Logger), agentadaptor.WithRunDefaults(envPolicy...))
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +120,7 @@ func startDemoRemote(opts Options) (*demoRemote, error) {
 	}
 	r := &demoRemote{srv: &http.Server{Handler: guard.Handler(tel.Middleware(bridge.Handler())), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		IdleTimeout: 2 * time.Minute}, bridge: bridge, done: make(chan struct{}), url: base}
-	go func() { defer close(r.done); _ = r.srv.Serve(ln) }()
+	go func() { defer close(r.done); _ = r.srv.Serve(httpguard.LimitListener(ln, maxConns)) }()
 	return r, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"time"
@@ -97,6 +98,11 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// Every auth reference resolves now, or the host does not start
+	// (docs/design.md#secrets): not at the first delegation that needs it.
+	if err := cfg.ResolveRefs(); err != nil {
+		return nil, err
+	}
 	// The demo parent (scripted, no scenario of its own) always comes with
 	// the demo's research agent it delegates to.
 	demo := cfg.Parent.Adapter == "scripted" && cfg.Parent.Scenario == "" && len(cfg.Agents) == 0
@@ -106,6 +112,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	if opts.StateDir == "" {
 		opts.StateDir = os.TempDir() + "/agentadaptor-scripted"
 	}
+	envPolicy := parentEnv(cfg)
 	h := &Host{cfg: cfg, log: opts.Logger, registry: sse.NewRegistry(), mux: http.NewServeMux(), owners: newOwners(),
 		addr: cmp.Or(opts.Addr, cfg.Addr, DefaultAddr), readTimeout: cmp.Or(opts.ReadTimeout, 30*time.Second)}
 	if h.guard, err = newGuard(cfg, h.addr); err != nil {
@@ -118,7 +125,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	}()
 	agents := cfg.Agents
 	if demo {
-		if h.remote, err = startDemoRemote(opts); err != nil {
+		if h.remote, err = startDemoRemote(opts, envPolicy, cfg.MaxConnections); err != nil {
 			return nil, err
 		}
 		agents = []hostconfig.Agent{{
@@ -130,6 +137,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	if err != nil {
 		return nil, err
 	}
+	warnNeededSecrets(opts.Logger, parent, cfg)
 	protocols := map[string]string{}
 	for _, a := range agents {
 		protocols[a.Key] = a.Protocol
@@ -157,7 +165,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 		opts.Audit = clAudit
 	}
 	if h.audit = opts.Audit; h.audit == nil {
-		if h.audit, err = openAudit(cfg.AuditFile, opts.Logger); err != nil {
+		if h.audit, err = openAudit(cfg, opts.Logger); err != nil {
 			return nil, err
 		}
 		h.ownAudit = true
@@ -170,10 +178,10 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	if err != nil {
 		return nil, err
 	}
-	if h.tools, err = mcptool.New(mcptool.Config{Delegator: h.deleg, Logger: opts.Logger}); err != nil {
+	if h.tools, err = mcptool.New(mcptool.Config{Delegator: h.deleg, Logger: opts.Logger, MaxConnections: cfg.MaxConnections}); err != nil {
 		return nil, err
 	}
-	runDefaults := []agentadaptor.RunOption{agentadaptor.WithRuntimeServices(h.tools.RuntimeService())}
+	runDefaults := append([]agentadaptor.RunOption{agentadaptor.WithRuntimeServices(h.tools.RuntimeService())}, envPolicy...)
 	if cfg.Parent.Model != "" {
 		runDefaults = append(runDefaults, agentadaptor.WithModel(cfg.Parent.Model))
 	}
@@ -265,6 +273,14 @@ func (h *Host) Server() *http.Server {
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelDebug)}
 }
 
+// LimitListener bounds the connections open at once through ln to the
+// config's max_connections: serve the host's Server on what it returns.
+// Beyond the bound a new connection waits to be accepted until another
+// closes.
+func (h *Host) LimitListener(ln net.Listener) net.Listener {
+	return httpguard.LimitListener(ln, h.cfg.MaxConnections)
+}
+
 // AuthRequired reports whether the host requires bearer tokens.
 func (h *Host) AuthRequired() bool { return h.guard.AuthRequired() }
 
@@ -318,12 +334,12 @@ func (h *Host) closeServices(ctx context.Context) {
 }
 
 // openAudit returns the audit store: in memory, or backed by a JSONL file
-// that is read back at startup.
-func openAudit(path string, log *slog.Logger) (audit.Store, error) {
-	if path == "" {
+// (rotated by size with audit_max_bytes) that is read back at startup.
+func openAudit(cfg *hostconfig.Config, log *slog.Logger) (audit.Store, error) {
+	if cfg.AuditFile == "" {
 		return audit.NewMemory(audit.Options{Logger: log}), nil
 	}
-	return audit.OpenFile(path, audit.Options{Logger: log})
+	return audit.OpenFile(cfg.AuditFile, audit.Options{Logger: log, MaxFileBytes: cfg.AuditMaxBytes, MaxFiles: cfg.AuditMaxFiles})
 }
 
 // Serve runs srv until ctx is cancelled, then shuts down in order: cancel

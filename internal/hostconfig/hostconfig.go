@@ -45,7 +45,22 @@ type Config struct {
 	// "Running several replicas"). Without one the host is one process,
 	// in memory.
 	Cluster Cluster `yaml:"cluster"`
+	// MaxConnections bounds the open connections of every listener the
+	// host runs (its HTTP listener, the delegation MCP endpoint, the demo's
+	// research agent); beyond it a new connection waits to be accepted
+	// until another closes (default 1024).
+	MaxConnections int `yaml:"max_connections"`
+	// AuditMaxBytes, with AuditFile, rotates the audit file before a
+	// record would take it past this size (0, the default: never). A
+	// record is never split across files.
+	AuditMaxBytes int64 `yaml:"audit_max_bytes"`
+	// AuditMaxFiles is how many rotated audit files are kept besides the
+	// one being written; older ones are deleted (0, the default: all).
+	AuditMaxFiles int `yaml:"audit_max_files"`
 }
+
+// DefaultMaxConnections is MaxConnections when the config leaves it 0.
+const DefaultMaxConnections = 1024
 
 // Cluster configures scale-out over NATS JetStream
 // (docs/design.md#scale-out).
@@ -155,6 +170,36 @@ type Parent struct {
 	// AllowedTools are granted to Claude Code with --allowedTools (claude
 	// only), besides the delegation tool, e.g. ["Read", "Bash(git diff:*)"].
 	AllowedTools []string `yaml:"allowed_tools"`
+	// Env narrows the environment the parent CLIs inherit from the host
+	// (docs/design.md#secrets). Whatever it says, the variables the
+	// config's env: references name, and the host's credential-carrying
+	// OTEL_EXPORTER_OTLP_*HEADERS, never reach a parent.
+	Env ParentEnv `yaml:"env"`
+}
+
+// ParentEnv is the parent CLIs' environment policy. Names may hold '*'
+// for any run of characters ("ANTHROPIC_*").
+type ParentEnv struct {
+	// Allow, when not empty, passes only these host variables, plus PATH,
+	// HOME and those the adapter needs (its configuration directory, API
+	// key and base URL variables), plus the run's own variables (the run
+	// token of the delegation MCP endpoint).
+	Allow []string `yaml:"allow"`
+	// Deny removes these host variables (and wins over Allow).
+	Deny []string `yaml:"deny"`
+}
+
+var envPattern = lazyRegexp(`^[A-Za-z0-9_*]+$`)
+
+func (p ParentEnv) validate() error {
+	for field, list := range map[string][]string{"parent.env.allow": p.Allow, "parent.env.deny": p.Deny} {
+		for i, n := range list {
+			if !envPattern().MatchString(n) {
+				return &Error{Field: fmt.Sprintf("%s[%d]", field, i), Reason: fmt.Sprintf("%q is not a variable name (letters, digits, '_', and '*' for any run of characters)", n)}
+			}
+		}
+	}
+	return nil
 }
 
 // Agent is one registry entry.
@@ -330,10 +375,14 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("config %s: %s", e.File, e.Reason)
+	prefix := "config"
+	if e.File != "" {
+		prefix += " " + e.File
 	}
-	return fmt.Sprintf("config %s: %s: %s", e.File, e.Field, e.Reason)
+	if e.Field == "" {
+		return fmt.Sprintf("%s: %s", prefix, e.Reason)
+	}
+	return fmt.Sprintf("%s: %s: %s", prefix, e.Field, e.Reason)
 }
 
 // Load reads and validates a config file.
@@ -399,6 +448,23 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxActiveRuns == 0 {
 		c.MaxActiveRuns = DefaultMaxActiveRuns
+	}
+	if err := c.Parent.Env.validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.MaxConnections < 0:
+		return &Error{Field: "max_connections", Reason: "must not be negative"}
+	case c.MaxConnections == 0:
+		c.MaxConnections = DefaultMaxConnections
+	}
+	switch {
+	case c.AuditMaxBytes < 0 || c.AuditMaxFiles < 0:
+		return &Error{Field: "audit_max_bytes", Reason: "audit_max_bytes and audit_max_files must not be negative"}
+	case c.AuditMaxBytes > 0 && c.AuditFile == "":
+		return &Error{Field: "audit_max_bytes", Reason: "rotates the audit file: set audit_file too"}
+	case c.AuditMaxFiles > 0 && c.AuditMaxBytes == 0:
+		return &Error{Field: "audit_max_files", Reason: "keeps rotated audit files: set audit_max_bytes too (without it the file never rotates)"}
 	}
 	if err := c.Cluster.validate(); err != nil {
 		return err
@@ -478,6 +544,19 @@ func (c *Config) Validate() error {
 		}
 		if a.Policy.MaxArtifactBytes < 0 || a.Policy.MaxConcurrentPerRun < 0 || a.Policy.MaxConcurrentGlobal < 0 || a.Policy.MaxReadBytes < 0 {
 			return &Error{Field: f("policy"), Reason: "limits must not be negative"}
+		}
+	}
+	// A secret of the host never reaches the parent: listing one in the
+	// allow list is a contradiction, not a wish to honour.
+	for _, r := range c.Refs() {
+		name, ok := strings.CutPrefix(r.Ref, "env:")
+		if !ok {
+			continue
+		}
+		for i, a := range c.Parent.Env.Allow {
+			if a == name {
+				return &Error{Field: fmt.Sprintf("parent.env.allow[%d]", i), Reason: fmt.Sprintf("%s is the variable of %s, a secret of the host, which never reaches the parent", name, r.Field)}
+			}
 		}
 	}
 	if c.Parent.Adapter == "scripted" && c.Parent.Scenario == "" && len(c.Agents) > 0 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/net/netutil"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
@@ -49,7 +50,14 @@ type Config struct {
 	ToolTimeoutMargin time.Duration
 	// Logger receives operational logs (default: discard).
 	Logger *slog.Logger
+	// MaxConnections bounds the endpoint's open connections (default
+	// DefaultMaxConnections); beyond it a new connection waits to be
+	// accepted until another closes.
+	MaxConnections int
 }
+
+// DefaultMaxConnections is Config.MaxConnections when it is 0.
+const DefaultMaxConnections = 1024
 
 // Server is the delegation MCP server: a streamable-HTTP MCP endpoint on
 // loopback offering delegate_to_agent and the registry's shortcut tools,
@@ -136,6 +144,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcptool: listen %s: %w", cfg.Addr, err)
 	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
+	}
+	ln = netutil.LimitListener(ln, cfg.MaxConnections)
 	s.ln = ln
 	s.url = "http://" + ln.Addr().String() + Path
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
