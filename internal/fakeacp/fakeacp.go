@@ -296,7 +296,9 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
 	}
 	turn := a.s.Turns[min(len(s.History), len(a.s.Turns)-1)]
-	say := func(u sdk.SessionUpdate) { _ = a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: u}) }
+	say := func(u sdk.SessionUpdate) {
+		_ = a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: u})
+	}
 	var answer strings.Builder
 	for _, st := range turn.Steps {
 		if st.Thought != "" {
@@ -496,4 +498,3 @@ func (rt headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return http.DefaultTransport.RoundTrip(r)
 }
-
