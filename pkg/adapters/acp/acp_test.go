@@ -496,3 +496,44 @@ func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// Through the stdio bridge, the bearer token is in the bridge's
+// environment entry and never in its argv.
+func TestBridgeProfileKeepsTokenOutOfArgv(t *testing.T) {
+	a := newAdapter(t, acp.Config{StdioBridge: &acp.StdioBridge{Command: "/usr/bin/bridge", Args: []string{"mcp-stdio-bridge"}}})
+	const secret = "s3cr3t-bridge-token"
+	inv, err := a.Prepare(context.Background(), &agentadaptor.AdapterRequest{
+		RunID: "r", WorkDir: t.TempDir(),
+		MCPServers: []agentadaptor.MCPServerSpec{{Key: "deleg", URL: "http://127.0.0.1:9/mcp", BearerTokenEnvVar: "TOK"}},
+		Env:        map[string]string{"TOK": secret}, Secrets: map[string]bool{"TOK": true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.Join(inv.Args, " "), secret) {
+		t.Fatal("secret in the agent's argv")
+	}
+	lines := strings.Split(strings.TrimSpace(inv.Conversation.(adaptertest.ConversationProfile).MCPProfile()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("profile %q", lines)
+	}
+	var bridged []struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+		Env     []struct{ Name, Value string }
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &bridged); err != nil || len(bridged) != 1 {
+		t.Fatalf("bridged profile %s: %v", lines[1], err)
+	}
+	b := bridged[0]
+	if b.Command != "/usr/bin/bridge" || strings.Contains(strings.Join(b.Args, " "), secret) ||
+		strings.Join(b.Args, " ") != "mcp-stdio-bridge --url http://127.0.0.1:9/mcp --bearer-env AGENTADAPTOR_MCP_BRIDGE_TOKEN" {
+		t.Errorf("bridge command %+v", b)
+	}
+	if len(b.Env) != 1 || b.Env[0].Value != secret {
+		t.Errorf("bridge env %+v", b.Env)
+	}
+	if !strings.Contains(lines[0], `"Bearer `+secret+`"`) {
+		t.Errorf("http profile %s lacks the bearer header", lines[0])
+	}
+}

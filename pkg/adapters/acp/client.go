@@ -18,14 +18,16 @@ type client struct{ c *conversation }
 
 func (cl client) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
 	cl.c.update(n.Update)
+	cl.c.order.mapped()
 	return nil
 }
 
 // RequestPermission answers at once, by policy, and says so in the stream
 // (custom payload acp.permission). A tool call seen here first is shown as
 // started.
-func (cl client) RequestPermission(_ context.Context, req sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+func (cl client) RequestPermission(ctx context.Context, req sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	c := cl.c
+	c.order.waitEarlier(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	tc := req.ToolCall

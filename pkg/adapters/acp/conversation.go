@@ -41,6 +41,7 @@ type conversation struct {
 	cur       strings.Builder // text of the open message
 	output    string          // text of the last message
 	tools     map[string]*toolState
+	order     *updateOrder
 	usage     *agentadaptor.Usage
 	failure   *agentadaptor.Failure
 }
@@ -68,7 +69,8 @@ func (c *conversation) interrupted() bool {
 func (c *conversation) Converse(ctx context.Context, rw agentadaptor.ConversationIO, emit agentadaptor.Emitter) error {
 	c.emit = emit
 	c.tools = map[string]*toolState{}
-	conn := sdk.NewClientSideConnection(client{c}, rw.Stdin, rw.Stdout)
+	c.order = newUpdateOrder()
+	conn := sdk.NewClientSideConnection(client{c}, rw.Stdin, c.order.reader(rw.Stdout))
 	conn.SetLogger(slog.New(diagHandler{c: c}))
 
 	sessionID, err := c.setup(ctx, conn)
