@@ -160,12 +160,16 @@ func sseEvents(body []byte) []sseEvent {
 }
 
 // checkNestedDelegation checks the shape every delegating parent run
-// must have: the parent's delegate_to_* tool call with toolCallID, a
+// must have: the parent's delegate_to_* tool call with toolCallID (""
+// for the first delegate_to_agent call), a
 // subagent started under it and finished before the tool result, and
 // parent text after the result that carries want.
 func checkNestedDelegation(t *testing.T, body []byte, toolCallID, want string) {
 	t.Helper()
 	evs := sseEvents(body)
+	if toolCallID == "" {
+		toolCallID = delegateCallID(evs)
+	}
 	idx := map[string]int{}
 	after := ""
 	for i, e := range evs {
@@ -213,6 +217,18 @@ func checkNestedDelegation(t *testing.T, body []byte, toolCallID, want string) {
 	}
 }
 
+// delegateCallID is the id of the stream's first delegate_to_agent call
+// (for agents whose tool call ids are their own, such as Gemini CLI's).
+func delegateCallID(evs []sseEvent) string {
+	for _, e := range evs {
+		if n, _ := e["toolCallName"].(string); e["type"] == "TOOL_CALL_START" && strings.HasSuffix(n, "delegate_to_agent") {
+			id, _ := e["toolCallId"].(string)
+			return id
+		}
+	}
+	return ""
+}
+
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
@@ -232,6 +248,9 @@ func lastLine(s string) string {
 func checkTextBeforeTool(t *testing.T, body []byte, text, toolCallID string) {
 	t.Helper()
 	textAt, toolAt := -1, -1
+	if toolCallID == "" {
+		toolCallID = delegateCallID(sseEvents(body))
+	}
 	for i, e := range sseEvents(body) {
 		if e["type"] == "TEXT_MESSAGE_CONTENT" && e["delta"] == text && textAt < 0 {
 			textAt = i
