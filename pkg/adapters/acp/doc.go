@@ -1,7 +1,8 @@
 // Package acp is the adapter for any Agent Client Protocol agent (ACP:
 // JSON-RPC 2.0 over the agent's stdio), through the Go ACP SDK
 // (github.com/coder/acp-go-sdk). Checked against Gemini CLI 0.61.0
-// (`gemini --experimental-acp`) and codex-acp 0.16.0. It owns the command
+// (`gemini --experimental-acp`) and the ACP conformance agent
+// internal/fakeacp. It owns the command
 // line (the binary and Config.Args only), the conversation (initialize,
 // session/new or session/load, one session/prompt per run, session/cancel),
 // the MCP servers handed over in session/new, the permission policy and
