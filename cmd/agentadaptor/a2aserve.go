@@ -54,7 +54,9 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.Var(&authTokens, "auth-token", "require a bearer token, given as a reference: env:NAME or file:/path, never the token itself (repeatable; each token is its own principal)")
 	scenario := fs.String("scenario", "", "scenario file (scripted adapter)")
 	model := fs.String("model", "", "model, in the CLI's naming")
-	binary := fs.String("binary", "", "the CLI executable (default: the adapter's usual name on PATH)")
+	binary := fs.String("binary", "", "the CLI executable (default: the adapter's usual name on PATH; required for acp)")
+	var agentArgs stringList
+	fs.Var(&agentArgs, "arg", "an argument of the agent (acp adapter, repeatable), e.g. --arg=--experimental-acp")
 	workDir := fs.String("work-dir", "", "working directory of the agent (default: current)")
 	timeout := fs.Duration("timeout", 0, "stop each turn after this long (0 = no limit)")
 	exposeReasoning := fs.Bool("expose-reasoning", false, "publish reasoning as working status messages")
@@ -113,7 +115,10 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 	}
 
-	adapter, err := newAdapter(adapterSpec{Name: *adapterName, Scenario: *scenario, Binary: *binary})
+	if len(agentArgs) > 0 && *adapterName != "acp" {
+		return usageErr("--arg is for the acp adapter only")
+	}
+	adapter, err := newAdapter(adapterSpec{Name: *adapterName, Scenario: *scenario, Binary: *binary, Args: agentArgs})
 	if err != nil {
 		return usageErr("%v", err)
 	}

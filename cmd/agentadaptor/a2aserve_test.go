@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"github.com/seed0634/agentadaptor/internal/fakeacp"
 	"github.com/seed0634/agentadaptor/internal/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	"go.uber.org/goleak"
@@ -30,6 +31,10 @@ func TestMain(m *testing.M) {
 	recordEnv()
 	probeDumpable()
 	scripted.MaybeRunAgent()
+	if len(os.Args) > 1 && os.Args[1] == bridgeCommand { // the ACP adapter's stdio bridge, run by a fake agent
+		os.Exit(bridgeCmd(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	fakeacp.MaybeRun()
 	os.Exit(m.Run())
 }
 

@@ -44,6 +44,9 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return 0
 	}
+	if args[0] == bridgeCommand { // hidden: run by ACP agents, not by people
+		return bridgeCmd(ctx, args[1:], os.Stdin, os.Stdout, stderr)
+	}
 	if args[0] == "--version" || args[0] == "-version" {
 		return versionCmd(ctx, nil, stdout, stderr)
 	}

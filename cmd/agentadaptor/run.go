@@ -24,7 +24,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	stream := fs.Bool("stream", false, "ask the CLI for partial output (text deltas)")
 	scenario := fs.String("scenario", "", "scenario file (scripted adapter)")
 	model := fs.String("model", "", "model, in the CLI's naming")
-	binary := fs.String("binary", "", "the CLI executable (default: the adapter's usual name on PATH)")
+	binary := fs.String("binary", "", "the CLI executable (default: the adapter's usual name on PATH; required for acp)")
+	var agentArgs stringList
+	fs.Var(&agentArgs, "arg", "an argument of the agent (acp adapter, repeatable), e.g. --arg=--experimental-acp")
 	sessionKey := fs.String("session-key", "", "session key; runs with the same key resume the CLI session, across invocations")
 	stateDir := fs.String("state-dir", defaultStateDir(), "where --session-key remembers sessions")
 	workDir := fs.String("work-dir", "", "working directory of the agent (default: current)")
@@ -50,7 +52,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentadaptor run: the scripted adapter needs --scenario FILE")
 		return 2
 	}
-	adapter, err := newAdapter(adapterSpec{Name: *adapterName, Scenario: *scenario, Binary: *binary})
+	if len(agentArgs) > 0 && *adapterName != "acp" {
+		fmt.Fprintln(stderr, "agentadaptor run: --arg is for the acp adapter only")
+		return 2
+	}
+	adapter, err := newAdapter(adapterSpec{Name: *adapterName, Scenario: *scenario, Binary: *binary, Args: agentArgs})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentadaptor run: %v\n", err)
 		return 2

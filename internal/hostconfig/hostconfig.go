@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path"
 	"regexp"
 	"strings"
 	"sync"
@@ -144,14 +145,23 @@ const DefaultMaxActiveRuns = 32
 
 // Parent configures the parent adapter.
 type Parent struct {
-	// Adapter is claude, codex, cursor or scripted (default scripted).
+	// Adapter is claude, codex, cursor, acp (any Agent Client Protocol
+	// agent: set binary and args) or scripted (default scripted).
 	Adapter string `yaml:"adapter"`
 	// Model is passed to the CLI; empty means the CLI's default.
 	Model string `yaml:"model"`
 	// Scenario is a scenario file for the scripted adapter only.
 	Scenario string `yaml:"scenario"`
-	// Binary overrides the CLI executable (claude, codex, cursor-agent).
+	// Binary overrides the CLI executable (claude, codex, cursor-agent);
+	// for acp it is required: the ACP agent to run (e.g. gemini).
 	Binary string `yaml:"binary"`
+	// Args are the ACP agent's arguments (acp only), e.g.
+	// ["--experimental-acp"]. Never secrets: argv is world-readable.
+	Args []string `yaml:"args"`
+	// Permissions answer the ACP agent's permission requests (acp only):
+	// the host's own tools are allowed, then deny, then allow rules
+	// (a tool name pattern, or kind:<ACP tool kind>); default deny.
+	Permissions Permissions `yaml:"permissions"`
 	// WorkDir is the parent's working directory (default: the host's).
 	WorkDir string `yaml:"work_dir"`
 	// Timeout bounds one parent run (Go duration, e.g. 10m; 0 = none).
@@ -197,6 +207,37 @@ func (p ParentEnv) validate() error {
 			if !envPattern().MatchString(n) {
 				return &Error{Field: fmt.Sprintf("%s[%d]", field, i), Reason: fmt.Sprintf("%q is not a variable name (letters, digits, '_', and '*' for any run of characters)", n)}
 			}
+		}
+	}
+	return nil
+}
+
+// Permissions are an ACP parent's permission rules: path.Match patterns
+// on the tool's name (mcp__<server>__<tool> for MCP tools, else the
+// agent's title) or kind:<kind> (read, edit, delete, move, search,
+// execute, think, fetch, other).
+type Permissions struct {
+	Allow []string `yaml:"allow"`
+	Deny  []string `yaml:"deny"`
+}
+
+// validateACP checks the fields only an acp parent takes.
+func (p *Parent) validateACP() error {
+	if p.Adapter != "acp" {
+		if len(p.Args) > 0 || len(p.Permissions.Allow) > 0 || len(p.Permissions.Deny) > 0 {
+			return &Error{Field: "parent.args", Reason: "args and permissions configure an acp parent only"}
+		}
+		return nil
+	}
+	if p.Binary == "" {
+		return &Error{Field: "parent.binary", Reason: "is required for an acp parent: the ACP agent to run, e.g. gemini (with args: [--experimental-acp])"}
+	}
+	if p.Model != "" {
+		return &Error{Field: "parent.model", Reason: "an acp parent takes its model in args (e.g. [--experimental-acp, --model, NAME])"}
+	}
+	for i, r := range append(append([]string(nil), p.Permissions.Allow...), p.Permissions.Deny...) {
+		if _, err := path.Match(r, ""); err != nil || r == "" {
+			return &Error{Field: fmt.Sprintf("parent.permissions[%d]", i), Reason: fmt.Sprintf("%q is not a valid pattern", r)}
 		}
 	}
 	return nil
@@ -427,9 +468,12 @@ func (c *Config) Validate() error {
 	switch c.Parent.Adapter {
 	case "":
 		c.Parent.Adapter = "scripted"
-	case "claude", "codex", "cursor", "scripted":
+	case "claude", "codex", "cursor", "scripted", "acp":
 	default:
-		return &Error{Field: "parent.adapter", Reason: fmt.Sprintf("%q is not claude, codex, cursor or scripted", c.Parent.Adapter)}
+		return &Error{Field: "parent.adapter", Reason: fmt.Sprintf("%q is not claude, codex, cursor, acp or scripted", c.Parent.Adapter)}
+	}
+	if err := c.Parent.validateACP(); err != nil {
+		return err
 	}
 	if c.Parent.Scenario != "" && c.Parent.Adapter != "scripted" {
 		return &Error{Field: "parent.scenario", Reason: "only the scripted adapter takes a scenario"}

@@ -17,6 +17,11 @@ import (
 const (
 	Claude = "claude"
 	Codex  = "codex"
+	// Gemini is Gemini CLI (@google/gemini-cli), an ACP agent with
+	// --experimental-acp.
+	Gemini = "gemini"
+	// CodexACP is codex-acp (@zed-industries/codex-acp), Codex over ACP.
+	CodexACP = "codex-acp"
 )
 
 // RepoRoot walks up from the working directory to the directory holding
