@@ -274,6 +274,9 @@ func (h *Hub) EventsHandler() http.Handler {
 		// principal's run with this runId is not there.
 		key := sse.RunKey(h.requester(r), runID)
 		st, ok := h.Stream(key)
+		if owner, known := h.Owner(key); ok && known && owner != h.requester(r) {
+			ok = false // never another principal's run (defence in depth: the key says whose it is)
+		}
 		if !ok && h.opts.Source != nil {
 			src, release, err := h.openSource(r.Context(), h.requester(r), key)
 			if err != nil {
@@ -361,6 +364,11 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, key string, sub *Sub
 	hd.Set("X-Accel-Buffering", "no")
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{})
+	// A client that falls behind its bound is cut: its response ends
+	// without a terminal event, even while a write to it is blocked (a
+	// client that stopped reading), and it resumes with Last-Event-ID
+	// (docs/design.md#backpressure).
+	sub.setOnCut(func() { _ = rc.SetWriteDeadline(time.Now()) })
 	w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
 	enc := sse.NewEncoder(w)
@@ -375,11 +383,16 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, key string, sub *Sub
 	// writer's buffer, which writes through when full
 	// (docs/design.md#backpressure).
 	obs := h.opts.Stream.Observer
+	var lastID uint64
 	for {
 		wrote := false
 		for {
 			f, eof := sub.take()
 			if f == nil {
+				if sub.Cut() {
+					h.logCut(sub, lastID)
+					return
+				}
 				if wrote && rc.Flush() != nil {
 					return
 				}
@@ -389,7 +402,13 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, key string, sub *Sub
 				break
 			}
 			if enc.WriteFrame(f.ID, f.Data) != nil {
+				if sub.Cut() {
+					h.logCut(sub, lastID)
+				}
 				return
+			}
+			if f.ID > 0 {
+				lastID = f.ID
 			}
 			if obs != nil && f.ID > sub.replayed && !f.received.IsZero() {
 				obs.Relayed(f.received)
@@ -406,6 +425,12 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, key string, sub *Sub
 			return
 		}
 	}
+}
+
+// logCut says that a client was disconnected for falling behind.
+func (h *Hub) logCut(sub *Subscriber, lastWritten uint64) {
+	h.opts.Logger.Info("subagentstream: a client fell too far behind the stream and was disconnected; it resumes with Last-Event-ID",
+		"run_id", sub.s.RunID(), "last_written_id", lastWritten, "max_queued_frames", sub.maxQueued, "max_queued_bytes", sub.maxQueuedBytes)
 }
 
 func (h *Hub) attach(key string) {
