@@ -54,6 +54,9 @@ type ResultArtifact struct {
 	MimeType string           `json:"mime_type"`
 	URI      string           `json:"uri"`
 	Error    *DelegationError `json:"error,omitempty"`
+	// Redacted: the stored content had a secret of the host replaced by
+	// [REDACTED] (see DelegationArtifact.Redacted).
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // ResultMessage is one remote message carried in a result.
