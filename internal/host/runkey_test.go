@@ -15,9 +15,11 @@ import (
 // the research agent, which streams an answer about it and attaches notes
 // that quote it.
 func demoRunBody(runID, message string) string {
-	b, _ := json.Marshal(map[string]any{"threadId": "t-" + runID, "runId": runID,
+	b, _ := json.Marshal(map[string]any{
+		"threadId": "t-" + runID, "runId": runID,
 		"messages": []map[string]string{{"id": "u1", "role": "user", "content": message}},
-		"tools": []any{}, "context": []any{}, "state": map[string]any{}, "forwardedProps": map[string]any{}})
+		"tools":    []any{}, "context": []any{}, "state": map[string]any{}, "forwardedProps": map[string]any{},
+	})
 	return string(b)
 }
 

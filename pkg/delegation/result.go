@@ -20,23 +20,23 @@ const (
 // fields, never its progress. Error is set iff the delegation did not
 // complete. The JSON field names are part of the tool contract.
 type Result struct {
-	DelegationID    string           `json:"delegation_id"`
-	Agent           string           `json:"agent"`
-	RemoteProtocol  string           `json:"remote_protocol"`
-	RemoteTaskID    string           `json:"remote_task_id"`
-	RemoteContextID string           `json:"remote_context_id"`
-	Status          string           `json:"status"`
+	DelegationID    string `json:"delegation_id"`
+	Agent           string `json:"agent"`
+	RemoteProtocol  string `json:"remote_protocol"`
+	RemoteTaskID    string `json:"remote_task_id"`
+	RemoteContextID string `json:"remote_context_id"`
+	Status          string `json:"status"`
 	// Untrusted and Note mark the remote agent's text for the parent model
 	// (docs/design.md#tool-contract): summary, messages and question (and
 	// remote text quoted in error.message) are another agent's output,
 	// data to weigh, never instructions. Set by MarkUntrusted; the MCP tool
 	// sets them on every result.
-	Untrusted bool   `json:"untrusted,omitempty"`
-	Note      string `json:"note,omitempty"`
-	Summary   string `json:"summary"`
-	Artifacts       []ResultArtifact `json:"artifacts"`
-	Messages        []ResultMessage  `json:"messages"`
-	RawTask         *RawTask         `json:"raw_task,omitempty"`
+	Untrusted bool             `json:"untrusted,omitempty"`
+	Note      string           `json:"note,omitempty"`
+	Summary   string           `json:"summary"`
+	Artifacts []ResultArtifact `json:"artifacts"`
+	Messages  []ResultMessage  `json:"messages"`
+	RawTask   *RawTask         `json:"raw_task,omitempty"`
 	// Question is what the remote asked when Status is input_required.
 	Question string `json:"question,omitempty"`
 	// Continue is set when the delegation waits for the parent's answer
