@@ -10,6 +10,7 @@ import (
 	"github.com/seed0634/agentadaptor/internal/cluster"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/httpguard"
+	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/artifact"
@@ -114,9 +115,9 @@ func (h *Host) forwarded(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("runId")
+		key := sse.RunKey(principal(r), r.PathValue("runId"))
 		if r.Method == http.MethodPost {
-			if _, local := h.registry.Lookup(id); !local && h.cl.c.Forward(w, r, id, principal(r)) {
+			if _, local := h.registry.Lookup(key); !local && h.cl.c.Forward(w, r, key, principal(r)) {
 				return
 			}
 		}
@@ -124,7 +125,8 @@ func (h *Host) forwarded(next http.Handler) http.Handler {
 	})
 }
 
-// owner returns what the cluster knows of a run of any replica.
+// owner returns what the cluster knows of a run of any replica, by run key
+// (the cluster keys runs by the hub's JournalRun.RunID, which is that key).
 func (cl clustered) owner(runID string) (ownerEntry, bool) {
 	if cl.c == nil {
 		return ownerEntry{}, false

@@ -15,6 +15,7 @@ import (
 	"github.com/seed0634/agentadaptor/internal/telemetry"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
+	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
 	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
 )
@@ -133,21 +134,23 @@ func (r *demoRemote) close(ctx context.Context) {
 }
 
 // byAGUIRunID rewrites /agui/runs/{runId}/... from the stream's AG-UI runId
-// (the client's) to the SDK run id the delegation service keys on. With
-// authentication, a run belongs to the principal that started it: other
-// principals (and runs the host does not know) get 404.
+// (the client's) to the SDK run id the delegation service keys on. The
+// runId is resolved in the caller's namespace (sse.RunKey): with
+// authentication, a run belongs to the principal that started it, and
+// other principals (and runs the host does not know) get 404.
 func (h *Host) byAGUIRunID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("runId")
+		key := sse.RunKey(principal(r), id)
 		if h.guard.AuthRequired() {
-			if e, ok := h.runOwner(id); !ok || e.principal != principal(r) {
+			if e, ok := h.runOwner(key); !ok || e.principal != principal(r) {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusNotFound)
 				_, _ = w.Write([]byte(`{"error":{"code":"run_not_found","message":"no run with this id for you"}}` + "\n"))
 				return
 			}
 		}
-		if sdkID, ok := h.sdkRunID(id); ok && sdkID != id {
+		if sdkID, ok := h.sdkRunID(key); ok && sdkID != id {
 			r = r.Clone(r.Context())
 			r.URL.Path = strings.Replace(r.URL.Path, "/agui/runs/"+id+"/", "/agui/runs/"+sdkID+"/", 1)
 			r.URL.RawPath = ""
@@ -157,26 +160,27 @@ func (h *Host) byAGUIRunID(next http.Handler) http.Handler {
 	})
 }
 
-// runOwner returns who started a run and its SDK id: this replica's own
-// runs, else (scaled out) what the cluster knows of another replica's.
-func (h *Host) runOwner(aguiRunID string) (ownerEntry, bool) {
-	if e, ok := h.owners.get(aguiRunID); ok {
+// runOwner returns who started a run (by run key) and its SDK id: this
+// replica's own runs, else (scaled out) what the cluster knows of another
+// replica's.
+func (h *Host) runOwner(key string) (ownerEntry, bool) {
+	if e, ok := h.owners.get(key); ok {
 		return e, true
 	}
-	return h.cl.owner(aguiRunID)
+	return h.cl.owner(key)
 }
 
-func (h *Host) sdkRunID(aguiRunID string) (string, bool) {
-	if e, ok := h.owners.get(aguiRunID); ok {
+func (h *Host) sdkRunID(key string) (string, bool) {
+	if e, ok := h.owners.get(key); ok {
 		return e.sdkRunID, true
 	}
-	if st, ok := h.hub.Stream(aguiRunID); ok {
+	if st, ok := h.hub.Stream(key); ok {
 		return st.SDKRunID(), true
 	}
-	if hd, ok := h.registry.Lookup(aguiRunID); ok {
+	if hd, ok := h.registry.Lookup(key); ok {
 		return hd.RunID(), true
 	}
-	if e, ok := h.cl.owner(aguiRunID); ok && e.sdkRunID != "" {
+	if e, ok := h.cl.owner(key); ok && e.sdkRunID != "" {
 		return e.sdkRunID, true
 	}
 	return "", false

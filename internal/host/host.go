@@ -213,11 +213,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 		sse.WithOwner(principal),
 		sse.WithSessionKeyFunc(sessionKey),
 		sse.WithMaxActiveRuns(cfg.MaxActiveRuns),
-		sse.WithRunHook(h.tel.RunHook()),
-		sse.WithOnRunStart(func(runID string, rh *agentadaptor.RunHandle) {
-			owner, _ := h.registry.Owner(runID)
-			h.owners.add(runID, owner, rh.RunID())
-		}),
+		sse.WithRunHook(h.runHook(h.tel.RunHook())),
 	)
 	h.mux.Handle("/agui", h.admitRun(chat))
 	h.mux.Handle("/agui/runs/{runId}/cancel", h.forwarded(chat.CancelHandler()))

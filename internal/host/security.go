@@ -10,9 +10,11 @@ import (
 	"sync"
 	"time"
 
+	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/authref"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/httpguard"
+	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 )
 
 // ErrInsecureAddr is returned by New for a non-loopback listen address
@@ -73,7 +75,25 @@ func sessionKey(r *http.Request, threadID string) string {
 	return p + "/" + threadID
 }
 
-// owners remembers which principal started each run (by AG-UI runId) and
+// runHook wraps the telemetry's run hook: a started run is remembered with
+// the principal whose request started it (owners).
+func (h *Host) runHook(next sse.RunHook) sse.RunHook {
+	return func(r *http.Request) ([]agentadaptor.RunOption, func(string, *agentadaptor.RunHandle, error)) {
+		opts, started := next(r)
+		p := principal(r)
+		return opts, func(runID string, rh *agentadaptor.RunHandle, err error) {
+			if started != nil {
+				started(runID, rh, err)
+			}
+			if err == nil && rh != nil {
+				h.owners.add(sse.RunKey(p, runID), p, rh.RunID())
+			}
+		}
+	}
+}
+
+// owners remembers which principal started each run (by run key: the
+// AG-UI runId in its principal's namespace, sse.RunKey) and
 // the run's SDK id, longer than the run lives: its audit records and
 // artifacts stay readable, by that principal only. Bounded by count and age.
 type owners struct {
@@ -93,7 +113,7 @@ func newOwners() *owners {
 	return &owners{m: map[string]ownerEntry{}, max: 100000, maxAg: 24 * time.Hour}
 }
 
-func (o *owners) add(runID, principal, sdkRunID string) {
+func (o *owners) add(key, principal, sdkRunID string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	now := time.Now()
@@ -114,13 +134,13 @@ func (o *owners) add(runID, principal, sdkRunID string) {
 			}
 		}
 	}
-	o.m[runID] = ownerEntry{principal: principal, sdkRunID: sdkRunID, at: now}
+	o.m[key] = ownerEntry{principal: principal, sdkRunID: sdkRunID, at: now}
 }
 
-func (o *owners) get(runID string) (ownerEntry, bool) {
+func (o *owners) get(key string) (ownerEntry, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	e, ok := o.m[runID]
+	e, ok := o.m[key]
 	if !ok || time.Since(e.at) > o.maxAg {
 		return ownerEntry{}, false
 	}

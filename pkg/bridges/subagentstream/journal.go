@@ -13,12 +13,17 @@ import (
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/seed0634/agentadaptor/pkg/bridges/agui"
+	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 )
 
 // JournalRun describes a run whose frames a Hub hands to its Journal.
 type JournalRun struct {
-	// RunID is the AG-UI runId, ThreadID the AG-UI threadId.
+	// RunID is the run's key: sse.RunKey of Owner and the AG-UI runId,
+	// which is the runId itself when Owner is "" (runIds are namespaced per
+	// principal, docs/design.md#secrets). Key records and lookups by it;
+	// NewMirror takes it as is and streams the runId it holds. ThreadID is
+	// the AG-UI threadId.
 	RunID, ThreadID string
 	// SDKRunID is the SDK's run id (the one delegations and audit records
 	// use).
@@ -55,14 +60,15 @@ type RunJournal interface {
 // (runs of another process, read from a journal), for EventsHandler. Set
 // it as HubOptions.Source.
 type Source interface {
-	// Open returns the stream of the run with the AG-UI runId, the
-	// principal that started it, and a release function to call when the
-	// caller no longer reads it. It returns an error wrapping ErrNoRun
-	// when the source knows no such run (or it ended longer ago than it
-	// retains runs); other errors mean the source is unavailable.
+	// Open returns the stream of the run with this run key (a
+	// JournalRun.RunID), the principal that started it, and a release
+	// function to call when the caller no longer reads it. It returns an
+	// error wrapping ErrNoRun when the source knows no such run (or it
+	// ended longer ago than it retains runs); other errors mean the source
+	// is unavailable.
 	Open(ctx context.Context, runID string) (st *Stream, owner string, release func(), err error)
 	// Known reports whether the source holds or retains a run with this
-	// runId, which a new run must then not take.
+	// run key, which a new run must then not take.
 	Known(runID string) bool
 }
 
@@ -92,10 +98,10 @@ func (s *Stream) endJournal() {
 	j.End(isTerminalType(last))
 }
 
-// openSource opens runID from the hub's Source for r: nil stream (and a
-// nil error) when there is no such run for r's principal.
-func (h *Hub) openSource(ctx context.Context, requester string, runID string) (*Stream, func(), error) {
-	st, owner, release, err := h.opts.Source.Open(ctx, runID)
+// openSource opens the run key from the hub's Source for requester: nil
+// stream (and a nil error) when there is no such run for requester.
+func (h *Hub) openSource(ctx context.Context, requester string, key string) (*Stream, func(), error) {
+	st, owner, release, err := h.opts.Source.Open(ctx, key)
 	if errors.Is(err, ErrNoRun) {
 		return nil, nil, nil
 	}
@@ -137,9 +143,11 @@ type Mirror struct {
 	n       int
 }
 
-// NewMirror returns an empty mirror of the run with these AG-UI ids.
-func NewMirror(threadID, runID string, opts Options) *Mirror {
+// NewMirror returns an empty mirror of the run with the AG-UI threadId and
+// the run key (a JournalRun.RunID): its frames carry the runId of the key.
+func NewMirror(threadID, runKey string, opts Options) *Mirror {
 	opts.journal = nil
+	_, runID := sse.SplitRunKey(runKey)
 	s := makeStream(threadID, runID, opts)
 	return &Mirror{s: s, ahead: map[uint64]*Frame{}, subs: map[string]map[string]any{}, subsOrd: map[string]int{}}
 }
@@ -432,14 +440,14 @@ func (h *Hub) requester(r *http.Request) string {
 // Hold counts a client that follows the run from elsewhere (another
 // process serving the run's journal) as attached: while held, the run's
 // reconnect grace does not start. release ends the hold (once; later calls
-// do nothing). ok is false when the hub holds no stream for runID.
-func (h *Hub) Hold(runID string) (release func(), ok bool) {
+// do nothing). ok is false when the hub holds no stream for the run key.
+func (h *Hub) Hold(key string) (release func(), ok bool) {
 	h.mu.Lock()
-	_, ok = h.streams[runID]
+	_, ok = h.streams[key]
 	h.mu.Unlock()
 	if !ok {
 		return nil, false
 	}
-	h.attach(runID)
-	return sync.OnceFunc(func() { h.detach(runID) }), true
+	h.attach(key)
+	return sync.OnceFunc(func() { h.detach(key) }), true
 }
