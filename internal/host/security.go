@@ -57,7 +57,7 @@ func newGuard(cfg *hostconfig.Config, addr string) (*httpguard.Guard, error) {
 		return nil, fmt.Errorf("%w: %s is reachable from other machines; add auth.tokens to the config (bearer tokens by env:/file: reference) or listen on 127.0.0.1", ErrInsecureAddr, addr)
 	}
 	return httpguard.New(httpguard.Config{Addr: addr, AllowedHosts: cfg.Auth.AllowedHosts, TrustedOrigins: cfg.AllowedOrigins,
-		Tokens: tokens, Public: []string{"/healthz"}})
+		Tokens: tokens, Public: []string{"/healthz"}, SessionTTL: time.Duration(cfg.Auth.SessionTTL)})
 }
 
 // principal is the principal a request acts for ("" without auth).

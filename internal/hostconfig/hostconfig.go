@@ -116,6 +116,10 @@ type Auth struct {
 	// the listen address's host (DNS rebinding protection), e.g. the name
 	// of a reverse proxy in front of the host.
 	AllowedHosts []string `yaml:"allowed_hosts"`
+	// SessionTTL is how long a browser session lasts (a login link's or
+	// the sign-in page's; default 12h): past it the cookie is refused.
+	// POST /logout ends one sooner.
+	SessionTTL Duration `yaml:"session_ttl"`
 }
 
 // Token is one principal of Auth.
@@ -419,6 +423,9 @@ func (c *Config) Validate() error {
 		if !strings.HasPrefix(tk.TokenRef, "env:") && !strings.HasPrefix(tk.TokenRef, "file:") || len(tk.TokenRef) <= len("env:") {
 			return &Error{Field: f("token_ref"), Reason: "must be env:NAME or file:/path (never the token itself)"}
 		}
+	}
+	if c.Auth.SessionTTL != 0 && c.Auth.SessionTTL < Duration(time.Minute) {
+		return &Error{Field: "auth.session_ttl", Reason: "must be at least 1m (0 or absent: 12h)"}
 	}
 	for i, h := range c.Auth.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, "/@ ") {

@@ -3,7 +3,9 @@ import { AGENT_ID } from "./copilot";
 import type { ChatPhase } from "./model/reducer";
 import { Composer } from "./components/Composer";
 import { Transcript } from "./components/Transcript";
+import { fetchSession, type SessionInfo } from "./model/session";
 import { useBusy, useChatPhase, useChatState, useStore } from "./state/context";
+import { useEffect, useState } from "react";
 
 // [wide, narrow (phones)] labels of the conversation's state.
 const phaseLabel: Record<ChatPhase, [string, string]> = {
@@ -40,6 +42,7 @@ export function App() {
           <button type="button" className="btn-ghost" data-testid="new-chat" onClick={() => store.reset()} disabled={busy || !hasHistory}>
             New chat
           </button>
+          <SignOut />
         </div>
       </header>
       <Transcript>
@@ -48,5 +51,36 @@ export function App() {
         </footer>
       </Transcript>
     </div>
+  );
+}
+
+/** "Sign out", shown only when the host requires a token (auth.tokens). */
+function SignOut() {
+  const store = useStore();
+  const [info, setInfo] = useState<SessionInfo | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  useEffect(() => {
+    let live = true;
+    void fetchSession().then((s) => live && setInfo(s));
+    return () => {
+      live = false;
+    };
+  }, []);
+  if (!info?.authRequired) return null;
+  const signOut = async () => {
+    const err = await store.signOut();
+    if (err) setError(err);
+    else window.location.assign("/");
+  };
+  return (
+    <button
+      type="button"
+      className="btn-ghost"
+      data-testid="sign-out"
+      title={error ?? (info.principal ? `Signed in as ${info.principal}` : undefined)}
+      onClick={() => void signOut()}
+    >
+      {error ? "Sign out failed" : "Sign out"}
+    </button>
   );
 }
