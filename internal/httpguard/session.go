@@ -284,7 +284,9 @@ func (g *Guard) signInPage(w http.ResponseWriter, status int, message string) {
 	h.Set("Content-Security-Policy", signInCSP)
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: with no-referrer browsers send
+	// "Origin: null" on the form post, which the origin check refuses.
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = signInTemplate.Execute(w, struct{ Action, Message string }{g.cfg.LoginPath, message})

@@ -247,7 +247,7 @@ func TestUsedLoginLinkLeadsToTheSignInPage(t *testing.T) {
 			strings.Contains(w.Body.String(), "restart") {
 			t.Errorf("%s link: %d %s", name, w.Code, w.Body)
 		}
-		if w.Header().Get("Referrer-Policy") != "no-referrer" {
+		if w.Header().Get("Referrer-Policy") != "same-origin" {
 			t.Errorf("%s link: the page may leak its URL: %v", name, w.Header())
 		}
 	}

@@ -32,6 +32,13 @@
 //              the answer box comes into view by itself, the header says the
 //              UI waits for the user, the question is shown once, and the
 //              user's answer appears in the subagent's conversation.
+//   signin   - (needs --auth-url: a host with auth.tokens, E2E_TOKEN: one of
+//              its tokens, E2E_LOGIN_LINK: a fresh one-time link) / without
+//              a session is an HTML sign-in page, not JSON; a wrong token is
+//              refused on the page; the right one opens the app, which
+//              answers a message and shows Sign out; Sign out ends the
+//              session (a reload shows the sign-in page again); the login
+//              link signs in once, and used again leads to the sign-in page.
 //
 // The delegation assertions are data-driven: they apply to every
 // delegate_to_* tool card the host streams. With --expect-delegation (or
@@ -55,14 +62,15 @@ function option(name) {
   if (i < 0) return undefined;
   return args[i].includes("=") ? args[i].slice(args[i].indexOf("=") + 1) : args[i + 1];
 }
-const positional = args.filter((a, i) => !a.startsWith("--") && !["--flows", "--ask-url"].includes(args[i - 1]));
+const positional = args.filter((a, i) => !a.startsWith("--") && !["--flows", "--ask-url", "--auth-url"].includes(args[i - 1]));
 const base = positional[0];
 if (!base || !/^https?:\/\//.test(base)) {
   console.error("usage: node tests/browser/e2e.mjs http://HOST:PORT [--expect-delegation] [--ask-url http://HOST:PORT] [--flows basic,stop,...]");
   process.exit(2);
 }
 const ASK = option("ask-url")?.replace(/\/+$/, "");
-const ALL_FLOWS = ["basic", "followup", "newchat", "stop", "reload", "offline", "phone", "input"];
+const AUTH = option("auth-url")?.replace(/\/+$/, "");
+const ALL_FLOWS = ["basic", "followup", "newchat", "stop", "reload", "offline", "phone", "input", "signin"];
 const FLOWS = (option("flows") ?? ALL_FLOWS.join(",")).split(",").map((s) => s.trim()).filter(Boolean);
 const EXPECT_DELEGATION = args.includes("--expect-delegation") || process.env.E2E_EXPECT_DELEGATION === "1";
 const SHOTS = resolve(process.env.SCREENSHOT_DIR || resolve(here, "out"));
@@ -350,6 +358,8 @@ async function basicFlow(browser) {
   const { context, page, errors } = await newPage(browser);
   try {
     await open(page);
+    await page.waitForLoadState("networkidle");
+    check((await page.getByTestId("sign-out").count()) === 0, "Sign out is shown by a host without tokens");
     await shot(page, "00-empty.png");
     await send(page, MESSAGE);
     const first = await waitMidOrEnd(page);
@@ -705,6 +715,110 @@ async function inputFlow(browser) {
   }
 }
 
+async function signinFlow(browser) {
+  if (!AUTH) throw new Skip("needs --auth-url (a host with auth.tokens), E2E_TOKEN and E2E_LOGIN_LINK");
+  const TOKEN = process.env.E2E_TOKEN;
+  const LINK = process.env.E2E_LOGIN_LINK;
+  check(TOKEN && LINK, "--auth-url needs E2E_TOKEN and E2E_LOGIN_LINK");
+  const signInShown = async (page, why) => {
+    const form = page.getByTestId("signin-form");
+    await form.waitFor({ timeout: 5000 }).catch(() => {
+      throw new Failure(`${why}: no sign-in page`);
+    });
+    const shown = await page.evaluate(() => ({
+      text: document.body.innerText,
+      type: document.querySelector('input[name="token"]')?.getAttribute("type"),
+      app: !!document.querySelector('[data-testid="composer-input"]'),
+    }));
+    check(shown.type === "password" && !shown.app, `${why}: the sign-in page has no token field: ${JSON.stringify(shown)}`);
+    check(!/^\s*[{[]/.test(shown.text) && !shown.text.includes('"error"') && !shown.text.includes("\\u003c"), `${why}: the page shows raw JSON: ${shown.text.slice(0, 200)}`);
+    return shown.text;
+  };
+  // Sign in with the token on the page; use the app; sign out.
+  {
+    const { context, page, errors } = await newPage(browser, { origin: AUTH });
+    try {
+      await page.goto(`${AUTH}/`, { waitUntil: "domcontentloaded" });
+      await signInShown(page, "/ without a session");
+      await shot(page, "13-signin.png");
+      await page.locator('input[name="token"]').fill("not-the-token-0123456789");
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByTestId("signin-error").waitFor();
+      check(/not valid/i.test(await page.getByTestId("signin-error").innerText()), "a wrong token: no error on the page");
+      await page.locator('input[name="token"]').fill(TOKEN);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByTestId("composer-input").waitFor();
+      check(new URL(page.url()).pathname === "/", `after signing in the browser is at ${page.url()}`);
+      const cookies = await context.cookies(AUTH);
+      const c = cookies.find((x) => x.name === "agentadaptor_session");
+      check(c && c.httpOnly && c.sameSite === "Strict", `session cookie ${JSON.stringify(cookies)}`);
+      await page.getByTestId("sign-out").waitFor();
+      await send(page, MESSAGE);
+      check((await waitRunEnd(page)) === "finished", "the signed-in run did not finish");
+      await waitFinalInView(page);
+      await shot(page, "14-signed-in.png");
+      await page.getByTestId("sign-out").click();
+      await signInShown(page, "after Sign out");
+      check(!(await context.cookies(AUTH)).some((x) => x.name === "agentadaptor_session"), "Sign out left the session cookie");
+      const stored = await page.evaluate(() => sessionStorage.length);
+      check(stored === 0, `Sign out left ${stored} items of the conversation in sessionStorage`);
+      // The revoked session, replayed, is refused by the host.
+      const replay = await page.request.get(`${AUTH}/session`, { headers: { Cookie: `${c.name}=${c.value}` } });
+      check(replay.status() === 401, `the revoked session cookie replayed: HTTP ${replay.status()}`);
+      await page.reload({ waitUntil: "domcontentloaded" });
+      await signInShown(page, "a reload after Sign out");
+      log("sign-in page -> wrong token refused -> token accepted -> run finished -> Sign out -> sign-in page");
+      check(errors.filter((e) => !/401/.test(e)).length === 0, errors.join("; "));
+    } finally {
+      await context.close();
+    }
+  }
+  // The one-time link signs in once; used again it leads to the sign-in page.
+  {
+    const { context, page } = await newPage(browser, { origin: AUTH });
+    try {
+      await page.goto(LINK, { waitUntil: "domcontentloaded" });
+      await page.getByTestId("composer-input").waitFor();
+      await page.getByTestId("sign-out").waitFor();
+      check(new URL(page.url()).pathname === "/", `the login link left the browser at ${page.url()}`);
+    } finally {
+      await context.close();
+    }
+    const again = await newPage(browser, { origin: AUTH });
+    try {
+      await again.page.goto(LINK, { waitUntil: "domcontentloaded" });
+      const text = await signInShown(again.page, "a used login link");
+      check(/already used or has expired/i.test(text) && !/restart/i.test(text), `a used login link says: ${text.slice(0, 300)}`);
+      await again.page.setViewportSize({ width: 390, height: 844 });
+      await shot(again.page, "15-signin-link-used-390.png");
+      await again.page.locator('input[name="token"]').fill(TOKEN);
+      await again.page.getByRole("button", { name: "Sign in" }).click();
+      await again.page.getByTestId("composer-input").waitFor();
+      await again.page.getByTestId("sign-out").waitFor();
+      for (const width of [390, 360]) {
+        await again.page.setViewportSize({ width, height: 844 });
+        const l = await again.page.evaluate(() => {
+          const bar = document.querySelector(".topbar").getBoundingClientRect();
+          const h1 = document.querySelector(".brand h1");
+          const parts = [".brand", '[data-testid="agent-state"]', '[data-testid="new-chat"]', '[data-testid="sign-out"]'].map((s) => document.querySelector(s).getBoundingClientRect());
+          return {
+            width: document.documentElement.scrollWidth,
+            titleClipped: h1.scrollWidth > h1.clientWidth,
+            overlap: parts.some((r, j) => j > 0 && r.left < parts[j - 1].right - 1),
+            oneLine: parts.every((r) => Math.abs(r.top + r.height / 2 - (bar.top + bar.height / 2)) < 8),
+          };
+        });
+        check(l.width <= width && l.oneLine && !l.overlap && !l.titleClipped, `at ${width} px the header with Sign out does not fit: ${JSON.stringify(l)}`);
+      }
+      await again.page.setViewportSize({ width: 390, height: 844 });
+      await shot(again.page, "16-signed-in-390.png");
+      log("the login link signed in once; used again it showed the sign-in page, whose token form signed in");
+    } finally {
+      await again.context.close();
+    }
+  }
+}
+
 // ---- main --------------------------------------------------------------------
 
 const all = {
@@ -716,6 +830,7 @@ const all = {
   offline: offlineFlow,
   phone: phoneFlow,
   input: inputFlow,
+  signin: signinFlow,
 };
 const browser = await chromium.launch({
   executablePath: CHROMIUM,
@@ -732,7 +847,7 @@ const browser = await chromium.launch({
 });
 let passed = 0;
 let failed = 0;
-console.log(`e2e: ${root} (flows: ${FLOWS.join(", ")}; expect delegation: ${EXPECT_DELEGATION}; ask host: ${ASK ?? "none"}; screenshots: ${SHOTS})`);
+console.log(`e2e: ${root} (flows: ${FLOWS.join(", ")}; expect delegation: ${EXPECT_DELEGATION}; ask host: ${ASK ?? "none"}; auth host: ${AUTH ?? "none"}; screenshots: ${SHOTS})`);
 try {
   for (const name of FLOWS) {
     const fn = all[name];

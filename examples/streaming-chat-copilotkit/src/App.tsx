@@ -75,12 +75,16 @@ function SignOut() {
   return (
     <button
       type="button"
-      className="btn-ghost"
+      className="btn-ghost sign-out"
       data-testid="sign-out"
+      aria-label="Sign out"
       title={error ?? (info.principal ? `Signed in as ${info.principal}` : undefined)}
       onClick={() => void signOut()}
     >
-      {error ? "Sign out failed" : "Sign out"}
+      <span className="label-wide">{error ? "Sign out failed" : "Sign out"}</span>
+      <svg className="label-narrow icon" viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
+        <path d="M8 3H4v14h4M13 6l4 4-4 4M17 10H8" fill="none" stroke="currentColor" strokeWidth="1.8" strokeLinecap="round" strokeLinejoin="round" />
+      </svg>
     </button>
   );
 }
