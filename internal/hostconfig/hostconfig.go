@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -340,13 +341,21 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("config %s: %s: %s", e.File, e.Field, e.Reason)
 }
 
-// Load reads and validates a config file.
+// Load reads and validates a config file. Relative file paths in it
+// resolve against the file's directory ([Config.ResolvePaths]).
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &Error{File: path, Reason: err.Error()}
 	}
-	return Parse(path, data)
+	c, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ResolvePaths(filepath.Dir(path)); err != nil {
+		return nil, &Error{File: path, Reason: err.Error()}
+	}
+	return c, nil
 }
 
 var (
