@@ -374,7 +374,10 @@ func Parse(name string, data []byte) (*Config, error) {
 		if m := unknownField().FindStringSubmatch(msg); m != nil {
 			return nil, &Error{File: name, Field: m[2], Reason: fmt.Sprintf("unknown field at line %s (in %s)", m[1], strings.TrimPrefix(m[3], "hostconfig."))}
 		}
-		return nil, &Error{File: name, Reason: strings.TrimPrefix(msg, "yaml: ")}
+		if !strings.HasPrefix(msg, "yaml: line ") {
+			return nil, &Error{File: name, Reason: strings.TrimPrefix(msg, "yaml: ")}
+		}
+		return nil, &Error{File: name, Reason: syntaxError(data, msg)}
 	}
 	if err := c.Validate(); err != nil {
 		var e *Error
