@@ -197,7 +197,7 @@ func (a *agent) CheckCredentials(ctx context.Context) error {
 	}
 	return nil
 }
-func (a *agent) Close() error      { return a.client.Close() }
+func (a *agent) Close() error { return a.client.Close() }
 
 func (a *agent) NewTask(spec remote.TaskSpec) remote.Task {
 	mode := "polling"
