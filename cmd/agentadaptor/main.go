@@ -63,6 +63,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		w := stderr
 		if help {
 			w = stdout
+		} else if len(args) > 1 {
+			fmt.Fprintf(stderr, "agentadaptor: unknown command %q; the %s commands are:\n", strings.Join(args[:2], " "), args[0])
 		}
 		fmt.Fprintf(w, "Usage: agentadaptor %s COMMAND [flags]\n\nCommands:\n", args[0])
 		for _, n := range group {

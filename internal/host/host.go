@@ -115,6 +115,9 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	envPolicy := parentEnv(cfg)
 	h := &Host{cfg: cfg, log: opts.Logger, registry: sse.NewRegistry(), mux: http.NewServeMux(), owners: newOwners(),
 		addr: cmp.Or(opts.Addr, cfg.Addr, DefaultAddr), readTimeout: cmp.Or(opts.ReadTimeout, 30*time.Second)}
+	if _, _, err := net.SplitHostPort(h.addr); err != nil {
+		return nil, fmt.Errorf("listen address %q (--addr or the config's addr) must be host:port, e.g. 127.0.0.1:8080 or localhost:8080", h.addr)
+	}
 	if h.guard, err = newGuard(cfg, h.addr); err != nil {
 		return nil, err
 	}
@@ -176,7 +179,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	h.deleg, err = delegator.New(ctx, delegator.Config{Registry: reg, Bus: h.bus, Audit: h.audit, Artifacts: artifacts, Logger: opts.Logger,
 		FailOnCardError: true, Observer: h.tel, Contexts: contexts})
 	if err != nil {
-		return nil, err
+		return nil, startupAgentError(err, agents)
 	}
 	if h.tools, err = mcptool.New(mcptool.Config{Delegator: h.deleg, Logger: opts.Logger, MaxConnections: cfg.MaxConnections}); err != nil {
 		return nil, err

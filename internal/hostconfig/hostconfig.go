@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -132,6 +133,10 @@ type Auth struct {
 	// the listen address's host (DNS rebinding protection), e.g. the name
 	// of a reverse proxy in front of the host.
 	AllowedHosts []string `yaml:"allowed_hosts"`
+	// SessionTTL is how long a browser session lasts (a login link's or
+	// the sign-in page's; default 12h): past it the cookie is refused.
+	// POST /logout ends one sooner.
+	SessionTTL Duration `yaml:"session_ttl"`
 }
 
 // Token is one principal of Auth.
@@ -426,13 +431,21 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s: %s", prefix, e.Field, e.Reason)
 }
 
-// Load reads and validates a config file.
+// Load reads and validates a config file. Relative file paths in it
+// resolve against the file's directory ([Config.ResolvePaths]).
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &Error{File: path, Reason: err.Error()}
 	}
-	return Parse(path, data)
+	c, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ResolvePaths(filepath.Dir(path)); err != nil {
+		return nil, &Error{File: path, Reason: err.Error()}
+	}
+	return c, nil
 }
 
 var (
@@ -451,7 +464,10 @@ func Parse(name string, data []byte) (*Config, error) {
 		if m := unknownField().FindStringSubmatch(msg); m != nil {
 			return nil, &Error{File: name, Field: m[2], Reason: fmt.Sprintf("unknown field at line %s (in %s)", m[1], strings.TrimPrefix(m[3], "hostconfig."))}
 		}
-		return nil, &Error{File: name, Reason: strings.TrimPrefix(msg, "yaml: ")}
+		if !strings.HasPrefix(msg, "yaml: line ") {
+			return nil, &Error{File: name, Reason: strings.TrimPrefix(msg, "yaml: ")}
+		}
+		return nil, &Error{File: name, Reason: syntaxError(data, msg)}
 	}
 	if err := c.Validate(); err != nil {
 		var e *Error
@@ -529,6 +545,9 @@ func (c *Config) Validate() error {
 		if !strings.HasPrefix(tk.TokenRef, "env:") && !strings.HasPrefix(tk.TokenRef, "file:") || len(tk.TokenRef) <= len("env:") {
 			return &Error{Field: f("token_ref"), Reason: "must be env:NAME or file:/path (never the token itself)"}
 		}
+	}
+	if c.Auth.SessionTTL != 0 && c.Auth.SessionTTL < Duration(time.Minute) {
+		return &Error{Field: "auth.session_ttl", Reason: "must be at least 1m (0 or absent: 12h)"}
 	}
 	for i, h := range c.Auth.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, "/@ ") {

@@ -411,15 +411,13 @@ type a2aServer struct {
 	stopErr error
 }
 
-// startCodexA2A writes a Codex home whose config.toml selects the fake
-// OpenAI provider, then starts `agentadaptor a2a serve --adapter codex` on a
-// free loopback port and waits for its agent card.
-func startCodexA2A(t *testing.T, bin, codexBin, root string, openai *fakemodel.OpenAI, extraArgs ...string) *a2aServer {
+// writeCodexHome writes, under root, a Codex home whose config.toml selects
+// the fake OpenAI provider, and returns HOME and CODEX_HOME.
+func writeCodexHome(t *testing.T, root string, openai *fakemodel.OpenAI) (home, codexHome string) {
 	t.Helper()
-	home := filepath.Join(root, "codex-user")
-	codexHome := filepath.Join(home, ".codex")
-	work := filepath.Join(root, "codex-work")
-	for _, d := range []string{codexHome, work} {
+	home = filepath.Join(root, "codex-user")
+	codexHome = filepath.Join(home, ".codex")
+	for _, d := range []string{codexHome} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -451,6 +449,19 @@ remote_plugin = false
 apps = false
 `, fakemodel.FakeCodexModel, catalog, openai.URL+"/v1")
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return home, codexHome
+}
+
+// startCodexA2A writes a Codex home whose config.toml selects the fake
+// OpenAI provider, then starts `agentadaptor a2a serve --adapter codex` on a
+// free loopback port and waits for its agent card.
+func startCodexA2A(t *testing.T, bin, codexBin, root string, openai *fakemodel.OpenAI, extraArgs ...string) *a2aServer {
+	t.Helper()
+	home, codexHome := writeCodexHome(t, root, openai)
+	work := filepath.Join(root, "codex-work")
+	if err := os.MkdirAll(work, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	env := cleanEnv("HOME", "CODEX_HOME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY")

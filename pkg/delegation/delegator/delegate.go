@@ -582,7 +582,7 @@ func FailureOf(err error, remoteStatus string) *delegation.DelegationError {
 	case clienterr.KindUnavailable:
 		e.Code, e.Retryable, e.Message = delegation.CodeAgentUnavailable, true, "The remote agent could not be reached."
 	case clienterr.KindUnauthorized:
-		e.Code, e.Message = delegation.CodeAgentUnavailable, "The remote agent refused the host's credentials."
+		e.Code, e.Message = delegation.CodeAuthRequired, "The remote agent refused the host's credentials (401/403): the agent's auth_ref or auth in the host config must change."
 	case clienterr.KindRejected:
 		e.Code, e.Message = delegation.CodeRemoteRejected, "The remote agent rejected the request."
 	case clienterr.KindTimeout:

@@ -213,12 +213,13 @@ func New(ctx context.Context, cfg Config) (*Delegator, error) {
 		runs: map[string]*runState{}, active: map[string]*inflight{}, watchers: map[string]context.CancelFunc{}}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	if err := d.reg.Load(ctx); err != nil {
-		d.log.Warn("remote agent registry: startup problems", "error", d.reg.Secrets().Redact(err.Error()))
 		if cfg.FailOnCardError {
+			// The caller reports it (once, as the reason it cannot start).
 			d.cancel()
 			d.reg.Close()
 			return nil, fmt.Errorf("delegator: %w", err)
 		}
+		d.log.Warn("remote agent registry: startup problems", "error", d.reg.Secrets().Redact(err.Error()))
 	}
 	tools := []string{registry.ReservedToolName}
 	for _, k := range d.reg.Keys() {
