@@ -49,7 +49,7 @@ type controlResponse struct {
 // the run is not another live replica's: unknown, ended, this replica's,
 // or its owner does not answer (dead); the caller then serves r itself.
 func (c *Cluster) Forward(w http.ResponseWriter, r *http.Request, runID, principal string) bool {
-	rec, err := c.Run(r.Context(), runID)
+	rec, err := c.Run(r.Context(), principal, runID)
 	if err != nil || rec.Replica == c.cfg.Replica || !rec.EndedAt.IsZero() {
 		return false
 	}
@@ -102,10 +102,12 @@ func (c *Cluster) onControl(m *nats.Msg) {
 	case <-c.ctx.Done():
 		return
 	}
-	c.wg.Go(func() {
+	if !c.spawn(func() {
 		defer func() { <-c.ctlSem }()
 		c.serveControl(m)
-	})
+	}) {
+		<-c.ctlSem
+	}
 }
 
 func (c *Cluster) serveControl(m *nats.Msg) {

@@ -138,14 +138,14 @@ func (h *Host) byAGUIRunID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("runId")
 		if h.guard.AuthRequired() {
-			if e, ok := h.runOwner(id); !ok || e.principal != principal(r) {
+			if e, ok := h.runOwner(principal(r), id); !ok || e.principal != principal(r) {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusNotFound)
 				_, _ = w.Write([]byte(`{"error":{"code":"run_not_found","message":"no run with this id for you"}}` + "\n"))
 				return
 			}
 		}
-		if sdkID, ok := h.sdkRunID(id); ok && sdkID != id {
+		if sdkID, ok := h.sdkRunID(principal(r), id); ok && sdkID != id {
 			r = r.Clone(r.Context())
 			r.URL.Path = strings.Replace(r.URL.Path, "/agui/runs/"+id+"/", "/agui/runs/"+sdkID+"/", 1)
 			r.URL.RawPath = ""
@@ -157,14 +157,14 @@ func (h *Host) byAGUIRunID(next http.Handler) http.Handler {
 
 // runOwner returns who started a run and its SDK id: this replica's own
 // runs, else (scaled out) what the cluster knows of another replica's.
-func (h *Host) runOwner(aguiRunID string) (ownerEntry, bool) {
+func (h *Host) runOwner(principal, aguiRunID string) (ownerEntry, bool) {
 	if e, ok := h.owners.get(aguiRunID); ok {
 		return e, true
 	}
-	return h.cl.owner(aguiRunID)
+	return h.cl.owner(principal, aguiRunID)
 }
 
-func (h *Host) sdkRunID(aguiRunID string) (string, bool) {
+func (h *Host) sdkRunID(principal, aguiRunID string) (string, bool) {
 	if e, ok := h.owners.get(aguiRunID); ok {
 		return e.sdkRunID, true
 	}
@@ -174,7 +174,7 @@ func (h *Host) sdkRunID(aguiRunID string) (string, bool) {
 	if hd, ok := h.registry.Lookup(aguiRunID); ok {
 		return hd.RunID(), true
 	}
-	if e, ok := h.cl.owner(aguiRunID); ok && e.sdkRunID != "" {
+	if e, ok := h.cl.owner(principal, aguiRunID); ok && e.sdkRunID != "" {
 		return e.sdkRunID, true
 	}
 	return "", false

@@ -75,6 +75,9 @@ type Hub struct {
 
 type hubStream struct {
 	*Stream
+	// served is what the run's clients are served: the merged stream, or
+	// what its journal chose (ServingJournal).
+	served  *Stream
 	owner   string
 	clients int
 	grace   *time.Timer
@@ -136,10 +139,12 @@ func (h *Hub) Wait(ctx context.Context) error {
 	}
 	h.mu.Unlock()
 	for _, st := range pending {
-		select {
-		case <-st.Done():
-		case <-ctx.Done():
-			return ctx.Err()
+		for _, s := range []*Stream{st.Stream, st.served} {
+			select {
+			case <-s.Done():
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 	}
 	return nil
@@ -192,6 +197,12 @@ func (h *Hub) start(handle *agentadaptor.RunHandle, threadID, runID, owner strin
 		opts.journal = h.opts.Journal.Begin(JournalRun{RunID: runID, ThreadID: threadID, SDKRunID: handle.RunID(), Owner: owner, Cancel: handle.Cancel})
 	}
 	st := &hubStream{Stream: newStream(handle, threadID, runID, opts), owner: owner, handle: handle}
+	st.served = st.Stream
+	if sj, ok := opts.journal.(ServingJournal); ok {
+		if served := sj.Served(); served != nil {
+			st.served = served
+		}
+	}
 	h.mu.Lock()
 	h.streams[runID] = st
 	h.mu.Unlock()
@@ -200,7 +211,18 @@ func (h *Hub) start(handle *agentadaptor.RunHandle, threadID, runID, owner strin
 		defer h.wg.Done()
 		h.ended(runID, st)
 	})
-	return st.Stream
+	return st.served
+}
+
+// served returns the stream the hub serves the clients of runID.
+func (h *Hub) served(runID string) (*Stream, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st, ok := h.streams[runID]
+	if !ok {
+		return nil, false
+	}
+	return st.served, true
 }
 
 // ended runs on a stream's merge goroutine when it is done: the run's bus
@@ -263,13 +285,16 @@ func (h *Hub) EventsHandler() http.Handler {
 			writeError(w, http.StatusBadRequest, "bad_cursor", err.Error())
 			return
 		}
-		st, ok := h.Stream(runID)
+		st, ok := h.served(runID)
 		if owner, known := h.Owner(runID); ok && known && h.opts.Owner != nil && owner != h.opts.Owner(r) {
 			ok = false // another principal's run: as if it did not exist
 		}
 		if !ok && h.opts.Source != nil {
 			src, release, err := h.openSource(r.Context(), h.requester(r), runID)
 			if err != nil {
+				// The source could not be read now (e.g. a cluster that lost
+				// NATS): a documented, retryable answer.
+				w.Header().Set("Retry-After", "1")
 				writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 				return
 			}
