@@ -115,7 +115,7 @@ func (c *Cluster) Reserve(ctx context.Context, principal, runID, threadID string
 		return nil, fmt.Errorf("%w: reserving a runId: %w", ErrDisconnected, err)
 	}
 	rj := c.newRunJournal(key, rec)
-	rj.reserved, rj.begun, rj.recRev = true, true, rrev
+	rj.reserved, rj.begun, rj.recRev, rj.activeRev = true, true, rrev, arev
 	rj.leaseRev, rj.validUntil = lrev, start.Add(c.cfg.Lease-c.leaseMargin())
 	c.local.add(rj)
 	c.local.reserve(rj)
@@ -136,7 +136,7 @@ func (r *Reservation) Release() {
 		}
 		rj.mu.Lock()
 		rj.state = stateDone
-		lrev, rrev := rj.leaseRev, rj.recRev
+		lrev, rrev, arev := rj.leaseRev, rj.recRev, rj.activeRev
 		rj.mu.Unlock()
 		c.local.remove(rj)
 		ctx, cancel := c.kvCtx(c.ctx)
@@ -144,7 +144,7 @@ func (r *Reservation) Release() {
 		// Record first: a replica that sees the active entry without a
 		// record only removes the entry.
 		_ = c.runs.Delete(ctx, rj.key, jetstream.LastRevision(rrev))
-		_ = c.active.Delete(ctx, rj.key)
+		_ = c.active.Delete(ctx, rj.key, jetstream.LastRevision(arev))
 		_ = c.lleases.Delete(ctx, rj.key, jetstream.LastRevision(lrev))
 	})
 }
@@ -207,6 +207,7 @@ type runJournal struct {
 	begun      bool // record, active entry and lease written
 	recordDue  bool // the record must be rewritten with the run's SDK id
 	recRev     uint64
+	activeRev  uint64 // a reservation's active entry
 	leaseRev   uint64
 	lapsed     bool      // the lease was lost; renewed only after a claim check
 	validUntil time.Time // publish only before this (lease - margin, own clock)
@@ -287,9 +288,11 @@ func (rj *runJournal) Append(f *subagentstream.Frame) {
 func (rj *runJournal) End(complete bool) {
 	rj.mu.Lock()
 	rj.ended, rj.complete = true, complete
-	local := rj.state == stateLocal
+	local, fenced := rj.state == stateLocal, rj.state == stateFenced
 	rj.mu.Unlock()
 	switch {
+	case fenced:
+		// Its clients are served the journal, whatever the run did here.
 	case local:
 		rj.served.Stop() // ended by its terminal frame already, if it had one
 		rj.c.local.remove(rj)

@@ -289,6 +289,7 @@ func (h *Hub) EventsHandler() http.Handler {
 		if owner, known := h.Owner(runID); ok && known && h.opts.Owner != nil && owner != h.opts.Owner(r) {
 			ok = false // another principal's run: as if it did not exist
 		}
+		var fromSource *Stream
 		if !ok && h.opts.Source != nil {
 			src, release, err := h.openSource(r.Context(), h.requester(r), runID)
 			if err != nil {
@@ -300,12 +301,20 @@ func (h *Hub) EventsHandler() http.Handler {
 			}
 			if src != nil {
 				defer release()
-				st, ok = src, true
+				st, ok, fromSource = src, true, src
 				// A cursor ahead of this copy may only be in transit.
 				wctx, cancel := context.WithTimeout(r.Context(), h.opts.SourceLag)
 				st.waitID(wctx, cursor)
 				cancel()
 			}
+		}
+		if ok && fromSource == nil && h.opts.Journal != nil && cursor > 0 {
+			// A journal-served stream shows only what its journal
+			// committed: a client coming from another process may hold a
+			// frame whose commit has not reached this one yet.
+			wctx, cancel := context.WithTimeout(r.Context(), h.opts.SourceLag)
+			st.waitID(wctx, cursor)
+			cancel()
 		}
 		if !ok {
 			writeError(w, http.StatusNotFound, "run_not_found", fmt.Sprintf("no stream for run %q: it never existed here or ended more than %s ago", runID, h.opts.Retention))
