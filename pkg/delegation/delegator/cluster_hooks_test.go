@@ -50,7 +50,9 @@ func TestCancelClaimDecidesWhoCancels(t *testing.T) {
 			rec := e.Record(t, "run-g")
 			ctx, cancel := context.WithCancel(dt.Ctx(t))
 			done := make(chan delegation.Result, 1)
-			go func() { done <- e.D.Delegate(ctx, delegator.Request{RunID: "run-g", Agent: "research", Objective: "x"}) }()
+			go func() {
+				done <- e.D.Delegate(ctx, delegator.Request{RunID: "run-g", Agent: "research", Objective: "x"})
+			}()
 			rec.WaitKind(t, delegation.DelegationStatus, "working")
 			cancel()
 			res := <-done
@@ -93,7 +95,9 @@ func TestCleanupWatcherIsGentle(t *testing.T) {
 	rec := e.Record(t, "run-w")
 	ctx, cancel := context.WithCancel(dt.Ctx(t))
 	done := make(chan delegation.Result, 1)
-	go func() { done <- e.D.Delegate(ctx, delegator.Request{RunID: "run-w", Agent: "research", Objective: "x"}) }()
+	go func() {
+		done <- e.D.Delegate(ctx, delegator.Request{RunID: "run-w", Agent: "research", Objective: "x"})
+	}()
 	rec.WaitKind(t, delegation.DelegationStatus, "working")
 	cancel()
 	<-done
