@@ -246,8 +246,10 @@ func TestKillOwnerMidDelegation(t *testing.T) {
 	}
 	onB := follow()
 	a.kill(syscall.SIGKILL)
+	killed := time.Now()
 
 	onB.Rest()
+	t.Logf("the run ended on b %v after its replica was killed (lease 2s)", time.Since(killed).Round(10*time.Millisecond))
 	raw := onB.Raw.Bytes()
 	if !bytes.Contains(raw, []byte(`"code":"host_lost"`)) || !bytes.Contains(raw, []byte(`"type":"RUN_ERROR"`)) {
 		t.Fatalf("the stream on B did not end with RUN_ERROR host_lost:\n%s\n--- b:\n%s\n--- c:\n%s", raw, b.log(), c.log())

@@ -392,6 +392,7 @@ func TestScannerFinishesADeadClaimersTakeover(t *testing.T) {
 	crash(owner)
 
 	var calls orphanCalls
+	s := leaseCluster(t, ns, "s", lease) // connected as long as b: a running survivor
 	b := leaseCluster(t, ns, "b", lease)
 	hook, fired := crashAtNth("frame", 1)
 	b.crashAt = hook
@@ -404,12 +405,13 @@ func TestScannerFinishesADeadClaimersTakeover(t *testing.T) {
 		t.Fatal("b never claimed the lost run")
 	}
 	crash(b)
+	crashed := time.Now()
 
-	s := leaseCluster(t, ns, "s", lease)
 	if err := s.Start(Handlers{EndOrphan: calls.handler(s)}); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, func() bool { return ended(s, r) })
+	t.Logf("the takeover was complete %v after its first holder died (lease %v)", time.Since(crashed).Round(10*time.Millisecond), lease)
 	checkClosedOnce(t, s, r)
 	if calls.get("d1") != 1 || calls.get("d2") != 1 {
 		t.Fatalf("CancelTask: d1 %d, d2 %d, want 1 each", calls.get("d1"), calls.get("d2"))
