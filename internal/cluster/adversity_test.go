@@ -207,6 +207,7 @@ func TestPausedOwnerOneHistory(t *testing.T) {
 	if n := metric(t, a, "agentadaptor_cluster_nats_connected"); n != 1 {
 		t.Errorf("the owner's /metrics: nats_connected %v", n)
 	}
+	noPermissionViolations(t, a, b, c)
 	http.DefaultClient.CloseIdleConnections()
 }
 
@@ -292,7 +293,19 @@ func TestStarvedOwnerOneHistory(t *testing.T) {
 			t.Errorf("task %s got %d CancelTask calls, want at most 1", task, n)
 		}
 	}
+	noPermissionViolations(t, reps...)
 	http.DefaultClient.CloseIdleConnections()
+}
+
+// noPermissionViolations checks that the README's NATS permissions let the
+// replicas do everything they did.
+func noPermissionViolations(t *testing.T, reps ...*serveProc) {
+	t.Helper()
+	for _, p := range reps {
+		if l := p.log(); strings.Contains(strings.ToLower(l), "permissions violation") {
+			t.Errorf("a replica was refused a subject by the README's NATS configuration:\n%s", l)
+		}
+	}
 }
 
 // starve holds process pid (and the children it starts) to a small CPU
