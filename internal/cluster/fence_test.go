@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -230,6 +231,9 @@ func TestReserveOnceAcrossReplicas(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	ns := natstest.New(t)
 	cs := []*Cluster{newCluster(t, ns, "a"), newCluster(t, ns, "b"), newCluster(t, ns, "c")}
+	for _, c := range cs {
+		startLeases(c)
+	}
 	for round := range 10 {
 		runID := "run-" + string(rune('a'+round))
 		var wg sync.WaitGroup
@@ -274,6 +278,16 @@ func TestReserveOnceAcrossReplicas(t *testing.T) {
 	if _, err := cs[2].Reserve(context.Background(), "alice", "run-used", "t"); !errors.Is(err, ErrRunIDInUse) {
 		t.Fatalf("a runId in use: %v", err)
 	}
+	// ... and after it ended (its record is kept).
+	r.append(events.NewRunFinishedEvent("t-run-used", "run-used"))
+	r.rj.End(true)
+	waitUntil(t, func() bool {
+		_, err := cs[0].active.Get(context.Background(), r.rj.key)
+		return err != nil
+	})
+	if _, err := cs[2].Reserve(context.Background(), "alice", "run-used", "t"); !errors.Is(err, ErrRunIDInUse) {
+		t.Fatalf("the runId of an ended run: %v", err)
+	}
 }
 
 // Exactly one replica cancels each remote task; the same replica may retry.
@@ -311,5 +325,27 @@ func TestNATSRefusesUnauthenticated(t *testing.T) {
 	c := newCluster(t, ns, "ok")
 	if err := c.Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A run whose replica died before any of its frames was committed (no
+// client saw anything) gets a lone RUN_ERROR host_lost from the replica
+// that ends it: no invented RUN_STARTED.
+func TestEmptyJournalGetsALoneRunError(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	const lease = time.Second
+	ns := natstest.New(t)
+	owner := leaseCluster(t, ns, "owner", lease)
+	r := beginRun(t, owner, "run-empty", true)
+	crash(owner)
+	s := leaseCluster(t, ns, "s", lease)
+	scanUntil(t, s, func() bool { return ended(s, lostRun{runID: "run-empty", key: r.rj.key}) })
+	all := journalFrames(t, s, r.rj.key, "run-empty")
+	if len(all) != 1 || all[0].ID != 1 || all[0].Type != events.EventTypeRunError || !strings.Contains(string(all[0].Data), `"code":"host_lost"`) {
+		for _, f := range all {
+			t.Logf("%d %s", f.ID, f.Data)
+		}
+		t.Fatalf("the journal of a run without frames: %d frames, want one RUN_ERROR host_lost", len(all))
 	}
 }

@@ -312,8 +312,8 @@ func (h *Hub) EventsHandler() http.Handler {
 			// A journal-served stream shows only what its journal
 			// committed: a client coming from another process may hold a
 			// frame whose commit has not reached this one yet.
-			wctx, cancel := context.WithTimeout(r.Context(), h.opts.SourceLag)
-			st.waitID(wctx, cursor)
+			lctx, cancel := context.WithTimeout(r.Context(), h.opts.SourceLag)
+			st.waitID(lctx, cursor)
 			cancel()
 		}
 		if !ok {
