@@ -316,6 +316,18 @@ func noPermissionViolations(t *testing.T, reps ...*serveProc) {
 func starve(t *testing.T, pid int) string {
 	t.Helper()
 	name := fmt.Sprintf("agentadaptor-test-%d", os.Getpid())
+	// Cgroups left by a test process that was killed (a timeout) before
+	// its cleanup: removed once their process is gone (rmdir fails on a
+	// cgroup that still has processes).
+	for _, root := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/cpu"} {
+		stale, _ := filepath.Glob(filepath.Join(root, "agentadaptor-test-*"))
+		for _, dir := range stale {
+			pid := strings.TrimPrefix(filepath.Base(dir), "agentadaptor-test-")
+			if _, err := os.Stat("/proc/" + pid); err != nil {
+				_ = os.Remove(dir)
+			}
+		}
+	}
 	try := func(dir string, files map[string]string, procs string) bool {
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return false
