@@ -88,7 +88,8 @@ func (c *Cluster) Reserve(ctx context.Context, principal, runID, threadID string
 		return nil, err
 	}
 	key := runKey(principal, runID)
-	kctx, cancel := c.kvCtx(ctx)
+	// Not cut by the client leaving midway: the steps are undone or done.
+	kctx, cancel := c.kvCtx(context.WithoutCancel(ctx))
 	defer cancel()
 	start := time.Now()
 	arev, err := c.active.Create(kctx, key, []byte(runID))
