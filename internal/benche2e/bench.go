@@ -118,6 +118,14 @@ type LevelResult struct {
 	// client): other work on the machine, plus kernel work not charged to
 	// a process. It says how quiet the machine was.
 	OtherCPU time.Duration
+	// Follower (project-nats): the same runs as a client following each
+	// on the second replica saw them (from RUN_STARTED on): latency and
+	// steady-state latency of the chunks, chunks received and lost, runs
+	// whose follow failed (the first error).
+	Follower, FollowerSteady     Percentiles
+	FollowerChunks, FollowerLost int
+	FollowerErrors               int
+	FollowerFirstError           string
 }
 
 // CPUPerChunk returns the system process's CPU per chunk, and with its
@@ -256,6 +264,17 @@ func Run(ctx context.Context, env *Env, cfg Config) (*Results, error) {
 	return res, nil
 }
 
+// alsoCPU sums the CPU (user and system) of the processes stopped with p
+// (project-nats: the follower replica and the nats-server).
+func alsoCPU(p *proc) time.Duration {
+	var d time.Duration
+	for a := p.also; a != nil; a = a.also {
+		c, _ := ReadCPU(a.pid())
+		d += c.Self
+	}
+	return d
+}
+
 // sampler records the peak RSS of pid (and of pid with its children, and
 // the anonymous part of that).
 type sampler struct {
@@ -330,17 +349,14 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 	if err != nil {
 		return nil, err
 	}
-	var also0 CPU
-	if a := sys.proc.also; a != nil {
-		also0, _ = ReadCPU(a.pid())
-	}
+	also0 := alsoCPU(sys.proc)
 	r0, _ := ReadCPU(remote.pid())
 	me0, _ := ReadCPU(os.Getpid())
 	busy0 := ReadMachineBusy()
 	smp := sampleRSS(pid, withChildren, every)
 	lctx, cancel := context.WithTimeout(ctx, cfg.LevelTimeout)
 	start := time.Now()
-	stats := load(lctx, sys.url, k, cfg.Stream, c, lr.Runs, nil)
+	stats := loadFollowed(lctx, sys.url, sys.followerURL, k, cfg.Stream, c, lr.Runs, nil)
 	lr.Wall = time.Since(start)
 	cancel()
 	lr.PeakRSS, lr.PeakRSSAll, lr.PeakAnonAll = smp.finish()
@@ -354,17 +370,30 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 	me1, _ := ReadCPU(os.Getpid())
 	busy1 := ReadMachineBusy()
 	lr.CPU = cpu1.Sub(cpu0)
-	if a := sys.proc.also; a != nil {
-		// project-nats: the nats-server's CPU counts with the children.
-		also1, _ := ReadCPU(a.pid())
-		lr.CPU.Children += also1.Sub(also0).Self
-	}
+	// project-nats: the nats-server's and the follower replica's CPU count
+	// with the children.
+	lr.CPU.Children += alsoCPU(sys.proc) - also0
 	lr.RemoteCPU = r1.Sub(r0).Self
 	lr.ClientCPU = me1.Sub(me0).Self
 	lr.OtherCPU = max(0, busy1-busy0-lr.CPU.Self-lr.CPU.Children-lr.RemoteCPU-lr.ClientCPU)
-	var lat, steady, first []int64
+	var lat, steady, first, flat, fsteady []int64
 	var stages [numMarks + 1][]int64
 	for _, st := range stats {
+		if f := st.Follower; f != nil {
+			flat = append(flat, f.Lat...)
+			fsteady = append(fsteady, f.Steady...)
+			lr.FollowerChunks += f.Chunks
+			lr.FollowerLost += f.Lost
+			if f.Err != nil || !f.Terminal {
+				lr.FollowerErrors++
+				if lr.FollowerFirstError == "" {
+					lr.FollowerFirstError = f.Diag
+					if f.Err != nil {
+						lr.FollowerFirstError = f.Err.Error()
+					}
+				}
+			}
+		}
 		lat = append(lat, st.Lat...)
 		steady = append(steady, st.Steady...)
 		if st.Chunks > 0 {
@@ -400,6 +429,7 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 		}
 	}
 	lr.Latency, lr.Steady, lr.FirstChunk = percentiles(lat), percentiles(steady), percentiles(first)
+	lr.Follower, lr.FollowerSteady = percentiles(flat), percentiles(fsteady)
 	for i := range stages {
 		lr.Stages[i] = percentiles(stages[i])
 	}

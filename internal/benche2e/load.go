@@ -54,6 +54,10 @@ type RunStats struct {
 	// Diag says why a run without an error has no terminal: its frame
 	// count and the types of its last frames.
 	Diag string
+	// Follower is what a client following the run on another replica saw
+	// (project-nats; nil otherwise): it follows from the run's first frame
+	// (RUN_STARTED) with that frame's id as Last-Event-ID.
+	Follower *RunStats
 }
 
 // client is the load client's HTTP client: one connection per concurrent
@@ -82,10 +86,17 @@ var (
 // frame the stream must hold besides RUN_FINISHED; marks, when non-nil, is
 // called after every chunk with the number received so far.
 func runOnce(ctx context.Context, url string, sys *systemKind, s Stream, n int, marks func(int)) RunStats {
+	return runFollowed(ctx, url, "", sys, s, n, marks)
+}
+
+// runFollowed is runOnce; with follower set, the run is also followed on
+// that replica from its first frame on (RunStats.Follower).
+func runFollowed(ctx context.Context, url, follower string, sys *systemKind, s Stream, n int, marks func(int)) RunStats {
 	var st RunStats
+	runID := fmt.Sprintf("run-%s-%d-%s", sys.name, n, newID())
 	body, _ := json.Marshal(map[string]any{
 		"threadId": fmt.Sprintf("bench-%s-%d-%s", sys.name, n, newID()),
-		"runId":    fmt.Sprintf("run-%s-%d-%s", sys.name, n, newID()),
+		"runId":    runID,
 		"messages": []map[string]string{{"id": "u-" + newID(), "role": "user", "content": s.Objective()}},
 		"tools":    []any{}, "context": []any{}, "state": map[string]any{}, "forwardedProps": map[string]any{},
 	})
@@ -104,6 +115,47 @@ func runOnce(ctx context.Context, url string, sys *systemKind, s Stream, n int, 
 		st.Err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(b))
 		return st
 	}
+	var followed chan RunStats
+	follow := func(id []byte) {
+		if follower == "" || followed != nil || len(id) == 0 {
+			return
+		}
+		followed = make(chan RunStats, 1)
+		last := string(id)
+		go func() { followed <- followRun(ctx, follower, runID, last, sys, s, start) }()
+	}
+	readRun(resp.Body, sys, s, &st, start, marks, follow)
+	if followed != nil {
+		f := <-followed
+		st.Follower = &f
+	}
+	return st
+}
+
+// followRun follows runID on a replica from cursor last (the run's first
+// frame) to its end; latencies are measured as the owner's client's are.
+func followRun(ctx context.Context, url, runID, last string, sys *systemKind, s Stream, start time.Time) RunStats {
+	var st RunStats
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/agui/runs/"+runID+"/events", nil)
+	req.Header.Set("Last-Event-ID", last)
+	resp, err := client.Do(req)
+	if err != nil {
+		st.Err = err
+		return st
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		st.Err = fmt.Errorf("follow: HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(b))
+		return st
+	}
+	readRun(resp.Body, sys, s, &st, start, nil, nil)
+	return st
+}
+
+// readRun reads one run's SSE stream into st; id, when set, sees the id
+// of every frame that has one.
+func readRun(r io.Reader, sys *systemKind, s Stream, st *RunStats, start time.Time, marks func(int), id func([]byte)) {
 	seen := make([]bool, s.Chunks)
 	st.Lat = make([]int64, 0, s.Chunks)
 	st.Steady = make([]int64, 0, max(0, s.Chunks-2))
@@ -116,9 +168,9 @@ func runOnce(ctx context.Context, url string, sys *systemKind, s Stream, n int, 
 			tail = tail[1:]
 		}
 		tail = append(tail, string(data[:min(len(data), 120)]))
-		frameDone(data, sys, seen, &st, start, &finished, &needed, marks)
+		frameDone(data, sys, seen, st, start, &finished, &needed, marks)
 	}
-	rd := bufio.NewReaderSize(resp.Body, 64<<10)
+	rd := bufio.NewReaderSize(r, 64<<10)
 	var line, data []byte
 	for {
 		chunk, err := rd.ReadSlice('\n')
@@ -145,6 +197,8 @@ func runOnce(ctx context.Context, url string, sys *systemKind, s Stream, n int, 
 				data = append(data, '\n')
 			}
 			data = append(data, d...)
+		case id != nil && bytes.HasPrefix(l, []byte("id:")):
+			id(bytes.TrimSpace(l[3:]))
 		}
 		line = line[:0]
 	}
@@ -162,7 +216,6 @@ func runOnce(ctx context.Context, url string, sys *systemKind, s Stream, n int, 
 		st.Diag = fmt.Sprintf("stream ended after %d frames without its terminal event(s) (RUN_FINISHED %v, %s %v); last frames: %s",
 			frames, finished, sys.needFinished, needed, strings.Join(tail, " | "))
 	}
-	return st
 }
 
 func frameDone(data []byte, sys *systemKind, seen []bool, st *RunStats, start time.Time, finished, needed *bool, marks func(int)) {
@@ -236,6 +289,12 @@ func parseUint(b []byte) (int, int) {
 // ended). When stop is non-nil, workers keep starting delegations past total
 // until it is closed.
 func load(ctx context.Context, url string, sys *systemKind, s Stream, c, total int, stop <-chan struct{}) []RunStats {
+	return loadFollowed(ctx, url, "", sys, s, c, total, stop)
+}
+
+// loadFollowed is load; with follower set, every run is also followed on
+// that replica (RunStats.Follower).
+func loadFollowed(ctx context.Context, url, follower string, sys *systemKind, s Stream, c, total int, stop <-chan struct{}) []RunStats {
 	var (
 		next atomic.Int64
 		mu   sync.Mutex
@@ -258,7 +317,7 @@ func load(ctx context.Context, url string, sys *systemKind, s Stream, c, total i
 				if ctx.Err() != nil {
 					return
 				}
-				st := runOnce(ctx, url, sys, s, n, nil)
+				st := runFollowed(ctx, url, follower, sys, s, n, nil)
 				mu.Lock()
 				out = append(out, st)
 				mu.Unlock()

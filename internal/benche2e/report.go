@@ -265,6 +265,9 @@ func (r *Results) Markdown() string {
 				fmt.Fprintf(&b, "\n%s: first error: `%s`\n", s, oneLine(lr.FirstError))
 			}
 		}
+		if lr := by["project-nats"]; lr != nil && lr.Follower.N > 0 {
+			followerTable(&b, lr)
+		}
 		b.WriteString("\n")
 	}
 	if len(r.Long) > 0 {
@@ -382,4 +385,26 @@ func (r *Results) WriteDoc(path string) error {
 	b.WriteString(r.Markdown())
 	b.Write(old[j:])
 	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// followerTable writes project-nats's owner client beside a client that
+// follows each run on the second replica (from RUN_STARTED on).
+func followerTable(b *bytes.Buffer, lr *LevelResult) {
+	fmt.Fprintf(b, "\nproject-nats, the same runs seen by the client that posted each (on the run's replica) and by a client following each on the other replica from its RUN_STARTED:\n\n")
+	b.WriteString("| | owner's client | follower on another replica | follower / owner |\n|---|---|---|---|\n")
+	for _, r := range []struct {
+		name      string
+		own, foll time.Duration
+	}{
+		{"relay latency p50, ms", lr.Latency.P50, lr.Follower.P50},
+		{"relay latency p99, ms", lr.Latency.P99, lr.Follower.P99},
+		{"steady-state p50, ms", lr.Steady.P50, lr.FollowerSteady.P50},
+		{"steady-state p99, ms", lr.Steady.P99, lr.FollowerSteady.P99},
+	} {
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", r.name, ms(r.own), ms(r.foll), ratio(float64(r.foll), float64(r.own)))
+	}
+	fmt.Fprintf(b, "| chunks received / lost, failed follows | %d / %d | %d / %d, %d | |\n", lr.Chunks, lr.Lost, lr.FollowerChunks, lr.FollowerLost, lr.FollowerErrors)
+	if lr.FollowerFirstError != "" {
+		fmt.Fprintf(b, "\nfollower: first error: `%s`\n", oneLine(lr.FollowerFirstError))
+	}
 }

@@ -16,6 +16,9 @@ const bareEnv = "BENCHE2E_TEST_BARE"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(bareEnv) == "1" {
+		if len(os.Args) > 1 && os.Args[1] == "nats" {
+			os.Exit(NATSMain(os.Args[2:]))
+		}
 		os.Exit(BareMain(os.Args[1:]))
 	}
 	os.Exit(m.Run())
@@ -45,7 +48,9 @@ func TestSmoke(t *testing.T) {
 		WorkDir: filepath.Join(dir, "work"), Logf: t.Logf}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	systems := append(append([]string{}, Systems...), "project-nats")
 	cfg := Config{
+		Systems:      systems,
 		Levels:       []int{1, 10},
 		Stream:       Stream{Chunks: 12, Interval: 2 * time.Millisecond, Size: 48},
 		Runs:         func(c int) int { return max(c, 2) },
@@ -57,7 +62,7 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(res.Levels), len(cfg.Levels)*len(Systems); got != want {
+	if got, want := len(res.Levels), len(cfg.Levels)*len(systems); got != want {
 		t.Fatalf("%d level results, want %d", got, want)
 	}
 	for _, lr := range res.Levels {
@@ -66,9 +71,14 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("%s at %d: %d/%d chunks, %d lost, %d duplicated, %d lost terminals, %d errors (first: %s)",
 				lr.System, lr.Concurrency, lr.Chunks, want, lr.Lost, lr.Duplicates, lr.LostTerminals, lr.Errors, lr.FirstError)
 		}
+		// project-nats: every run was also followed on the other replica.
+		if lr.System == "project-nats" && (lr.FollowerChunks != want || lr.FollowerLost != 0 || lr.FollowerErrors != 0) {
+			t.Errorf("project-nats at %d, follower: %d/%d chunks, %d lost, %d failed follows (first: %s)",
+				lr.Concurrency, lr.FollowerChunks, want, lr.FollowerLost, lr.FollowerErrors, lr.FollowerFirstError)
+		}
 	}
-	if len(res.Long) != len(Systems) {
-		t.Fatalf("%d long results, want %d", len(res.Long), len(Systems))
+	if len(res.Long) != len(systems) {
+		t.Fatalf("%d long results, want %d", len(res.Long), len(systems))
 	}
 	for _, lr := range res.Long {
 		if lr.Chunks != lr.Expected || lr.Lost != 0 || !lr.Terminal || lr.Error != "" {

@@ -217,6 +217,9 @@ type running struct {
 	kind *systemKind
 	url  string
 	proc *proc
+	// followerURL is project-nats's second replica: the load client
+	// follows every run there too (RunStats.Follower*).
+	followerURL string
 }
 
 // startSystem starts a fresh instance of kind relaying remote, configured
@@ -225,20 +228,20 @@ type running struct {
 // parent.nice.
 func (e *Env) startSystem(kind *systemKind, remote string, s Stream, nice int, extraEnv []string) (*running, error) {
 	var (
-		p   *proc
-		u   string
-		err error
+		p    *proc
+		u    string
+		fURL string
+		err  error
 	)
 	switch kind {
 	case kindProject, kindProjectNATS, kindProjectNice:
-		var nats *proc
-		cluster := ""
+		var nats, follower *proc
+		cluster, followerURL, natsURL, creds := "", "", "", ""
 		if kind == kindProjectNATS {
-			var natsURL string
-			if nats, natsURL, err = e.startNATS(); err != nil {
+			if nats, natsURL, creds, err = e.startNATS(); err != nil {
 				return nil, err
 			}
-			cluster = clusterBlock(natsURL)
+			cluster = clusterBlock(natsURL, creds, "bench")
 		}
 		scenario := filepath.Join(e.WorkDir, "parent.yaml")
 		if err := os.WriteFile(scenario, fmt.Appendf(nil, "# the benchmark's parent: one delegation per run\nsteps:\n  - call:\n      tool: delegate_to_agent\n      args: {agent: bench, objective: %q}\n", s.Objective()), 0o644); err != nil {
@@ -262,16 +265,40 @@ agents:
 		if err := os.WriteFile(cfg, []byte(host), 0o644); err != nil {
 			return nil, err
 		}
-		p, u, err = e.start(kind.name, []string{e.Agentadaptor, "serve", "--config", cfg, "--addr", "127.0.0.1:0"}, extraEnv, true, func(line string) string {
+		serveURL := func(line string) string {
 			if m := listening.FindStringSubmatch(line); m != nil {
 				return m[1]
 			}
 			return ""
-		})
+		}
+		if kind == kindProjectNATS {
+			// The follower: a second replica of the same host, on which
+			// the load client follows every run (the owner's config but
+			// its replica name).
+			fcfg := filepath.Join(e.WorkDir, "host-follower.yaml")
+			if err := os.WriteFile(fcfg, []byte(strings.Replace(host, cluster, clusterBlock(natsURL, creds, "bench-follower"), 1)), 0o644); err != nil {
+				nats.stop()
+				return nil, err
+			}
+			if follower, followerURL, err = e.start(kind.name+"-follower", []string{e.Agentadaptor, "serve", "--config", fcfg, "--addr", "127.0.0.1:0"}, extraEnv, true, serveURL); err != nil {
+				nats.stop()
+				return nil, err
+			}
+			follower.also = nats
+			nats = follower
+		}
+		p, u, err = e.start(kind.name, []string{e.Agentadaptor, "serve", "--config", cfg, "--addr", "127.0.0.1:0"}, extraEnv, true, serveURL)
 		if err != nil && nats != nil {
 			nats.stop()
 		} else if p != nil {
 			p.also = nats
+		}
+		if err == nil && followerURL != "" {
+			if err = waitHealthy(followerURL); err != nil {
+				p.stop()
+				return nil, err
+			}
+			fURL = followerURL
 		}
 	case kindBare:
 		argv := append(append([]string{}, e.BareCmd...), "-remote", remote)
@@ -286,7 +313,7 @@ agents:
 		p.stop()
 		return nil, fmt.Errorf("%s: %w", kind.name, err)
 	}
-	return &running{kind: kind, url: u, proc: p}, nil
+	return &running{kind: kind, url: u, proc: p, followerURL: fURL}, nil
 }
 
 func waitHealthy(u string) error {

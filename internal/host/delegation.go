@@ -141,16 +141,15 @@ func (r *demoRemote) close(ctx context.Context) {
 func (h *Host) byAGUIRunID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("runId")
-		key := sse.RunKey(principal(r), id)
 		if h.guard.AuthRequired() {
-			if e, ok := h.runOwner(key); !ok || e.principal != principal(r) {
+			if e, ok := h.runOwner(principal(r), id); !ok || e.principal != principal(r) {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusNotFound)
 				_, _ = w.Write([]byte(`{"error":{"code":"run_not_found","message":"no run with this id for you"}}` + "\n"))
 				return
 			}
 		}
-		if sdkID, ok := h.sdkRunID(key); ok && sdkID != id {
+		if sdkID, ok := h.sdkRunID(principal(r), id); ok && sdkID != id {
 			r = r.Clone(r.Context())
 			r.URL.Path = strings.Replace(r.URL.Path, "/agui/runs/"+id+"/", "/agui/runs/"+sdkID+"/", 1)
 			r.URL.RawPath = ""
@@ -160,17 +159,18 @@ func (h *Host) byAGUIRunID(next http.Handler) http.Handler {
 	})
 }
 
-// runOwner returns who started a run (by run key) and its SDK id: this
-// replica's own runs, else (scaled out) what the cluster knows of another
-// replica's.
-func (h *Host) runOwner(key string) (ownerEntry, bool) {
-	if e, ok := h.owners.get(key); ok {
+// runOwner returns who started a run (the caller's runId) and its SDK id:
+// this replica's own runs (by run key), else (scaled out) what the cluster
+// knows of another replica's.
+func (h *Host) runOwner(principal, aguiRunID string) (ownerEntry, bool) {
+	if e, ok := h.owners.get(sse.RunKey(principal, aguiRunID)); ok {
 		return e, true
 	}
-	return h.cl.owner(key)
+	return h.cl.owner(principal, aguiRunID)
 }
 
-func (h *Host) sdkRunID(key string) (string, bool) {
+func (h *Host) sdkRunID(principal, aguiRunID string) (string, bool) {
+	key := sse.RunKey(principal, aguiRunID)
 	if e, ok := h.owners.get(key); ok {
 		return e.sdkRunID, true
 	}
@@ -180,7 +180,7 @@ func (h *Host) sdkRunID(key string) (string, bool) {
 	if hd, ok := h.registry.Lookup(key); ok {
 		return hd.RunID(), true
 	}
-	if e, ok := h.cl.owner(key); ok && e.sdkRunID != "" {
+	if e, ok := h.cl.owner(principal, aguiRunID); ok && e.sdkRunID != "" {
 		return e.sdkRunID, true
 	}
 	return "", false

@@ -177,7 +177,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	// is malformed fails the start, with the reason: it is configured to be
 	// checked before the tool is offered.
 	h.deleg, err = delegator.New(ctx, delegator.Config{Registry: reg, Bus: h.bus, Audit: h.audit, Artifacts: artifacts, Logger: opts.Logger,
-		FailOnCardError: true, Observer: h.tel, Contexts: contexts})
+		FailOnCardError: true, Observer: h.tel, Contexts: contexts, CancelClaim: h.cl.cancelClaim()})
 	if err != nil {
 		return nil, startupAgentError(err, agents)
 	}

@@ -76,8 +76,11 @@ type Cluster struct {
 	// Lease is how long a replica's runs outlive its last sign of life
 	// before another replica ends them (default 10s; at least 1s).
 	Lease Duration `yaml:"lease"`
-	// CredsRef refers to NATS credentials (a .creds file's content: user
-	// JWT and nkey seed) as env:NAME or file:/path; never inline.
+	// CredsRef refers to NATS credentials as env:NAME or file:/path; never
+	// inline: a user nkey seed (SU..., for a server that lists the user's
+	// public nkey, as the README's configuration does) or a .creds file's
+	// content (user JWT and nkey seed, operator mode). Without it serve
+	// warns at startup.
 	CredsRef string `yaml:"creds_ref"`
 }
 

@@ -75,6 +75,9 @@ type Hub struct {
 
 type hubStream struct {
 	*Stream
+	// served is what the run's clients are served: the merged stream, or
+	// what its journal chose (ServingJournal).
+	served  *Stream
 	owner   string
 	clients int
 	grace   *time.Timer
@@ -136,10 +139,12 @@ func (h *Hub) Wait(ctx context.Context) error {
 	}
 	h.mu.Unlock()
 	for _, st := range pending {
-		select {
-		case <-st.Done():
-		case <-ctx.Done():
-			return ctx.Err()
+		for _, s := range []*Stream{st.Stream, st.served} {
+			select {
+			case <-s.Done():
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 	}
 	return nil
@@ -175,7 +180,13 @@ func (h *Hub) Owner(key string) (string, bool) {
 // replace. Another principal's run with the same runId has another key.
 func (h *Hub) RunIDInUse(key string) bool {
 	_, ok := h.Stream(key)
-	return ok || h.opts.Source != nil && h.opts.Source.Known(key)
+	if ok || h.opts.Source == nil {
+		return ok
+	}
+	// A Source knows runs by their AG-UI runId; it answers Known for runIds
+	// without a principal (a principal's runIds are reserved by the host).
+	principal, runID := sse.SplitRunKey(key)
+	return principal == "" && h.opts.Source.Known(runID)
 }
 
 // Start begins merging a started run's stream under the AG-UI ids, without
@@ -196,9 +207,15 @@ func (h *Hub) start(handle *agentadaptor.RunHandle, threadID, runID, owner strin
 	}
 	opts := h.opts.Stream
 	if h.opts.Journal != nil {
-		opts.journal = h.opts.Journal.Begin(JournalRun{RunID: key, ThreadID: threadID, SDKRunID: handle.RunID(), Owner: owner, Cancel: handle.Cancel})
+		opts.journal = h.opts.Journal.Begin(JournalRun{RunID: runID, ThreadID: threadID, SDKRunID: handle.RunID(), Owner: owner, Cancel: handle.Cancel})
 	}
 	st := &hubStream{Stream: newStream(handle, threadID, runID, opts), owner: owner, handle: handle}
+	st.served = st.Stream
+	if sj, ok := opts.journal.(ServingJournal); ok {
+		if served := sj.Served(); served != nil {
+			st.served = served
+		}
+	}
 	h.mu.Lock()
 	h.streams[key] = st
 	h.mu.Unlock()
@@ -207,7 +224,18 @@ func (h *Hub) start(handle *agentadaptor.RunHandle, threadID, runID, owner strin
 		defer h.wg.Done()
 		h.ended(key, st)
 	})
-	return st.Stream
+	return st.served
+}
+
+// served returns the stream the hub serves the clients of runID.
+func (h *Hub) served(runID string) (*Stream, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st, ok := h.streams[runID]
+	if !ok {
+		return nil, false
+	}
+	return st.served, true
 }
 
 // ended runs on a stream's merge goroutine when it is done: the run's bus
@@ -277,20 +305,32 @@ func (h *Hub) EventsHandler() http.Handler {
 		if owner, known := h.Owner(key); ok && known && owner != h.requester(r) {
 			ok = false // never another principal's run (defence in depth: the key says whose it is)
 		}
+		var fromSource *Stream
 		if !ok && h.opts.Source != nil {
-			src, release, err := h.openSource(r.Context(), h.requester(r), key)
+			src, release, err := h.openSource(r.Context(), h.requester(r), runID)
 			if err != nil {
+				// The source could not be read now (e.g. a cluster that lost
+				// NATS): a documented, retryable answer.
+				w.Header().Set("Retry-After", "1")
 				writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 				return
 			}
 			if src != nil {
 				defer release()
-				st, ok = src, true
+				st, ok, fromSource = src, true, src
 				// A cursor ahead of this copy may only be in transit.
 				wctx, cancel := context.WithTimeout(r.Context(), h.opts.SourceLag)
 				st.waitID(wctx, cursor)
 				cancel()
 			}
+		}
+		if ok && fromSource == nil && h.opts.Journal != nil && cursor > 0 {
+			// A journal-served stream shows only what its journal
+			// committed: a client coming from another process may hold a
+			// frame whose commit has not reached this one yet.
+			lctx, cancel := context.WithTimeout(r.Context(), h.opts.SourceLag)
+			st.waitID(lctx, cursor)
+			cancel()
 		}
 		if !ok {
 			writeError(w, http.StatusNotFound, "run_not_found", fmt.Sprintf("no stream for run %q: it never existed here or ended more than %s ago", runID, h.opts.Retention))

@@ -837,7 +837,9 @@ func (s *Stream) append(f *Frame) {
 	s.mu.Lock()
 	s.lastID++
 	f.ID = s.lastID
-	f.received = s.received
+	if f.received.IsZero() {
+		f.received = s.received // a Mirror's copy of a local frame keeps its own
+	}
 	s.log = append(s.log, f)
 	s.logBytes += len(f.Data)
 	for len(s.log) > 1 && (len(s.log) > s.opts.ReplayFrames || s.logBytes > s.opts.ReplayBytes) {
