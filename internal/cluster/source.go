@@ -96,12 +96,12 @@ type mirrors struct {
 type mirrorEntry struct {
 	replica   string // the run's replica
 	principal string // the principal that started the run ("" without tokens)
-	m       *subagentstream.Mirror
-	refs    int
-	stop    context.CancelFunc
-	caught  chan struct{} // closed when the mirror caught up with the stream
-	err     error         // set before caught is closed when reading failed
-	idle    *time.Timer
+	m         *subagentstream.Mirror
+	refs      int
+	stop      context.CancelFunc
+	caught    chan struct{} // closed when the mirror caught up with the stream
+	err       error         // set before caught is closed when reading failed
+	idle      *time.Timer
 }
 
 func newMirrors(c *Cluster) *mirrors { return &mirrors{c: c, m: map[string]*mirrorEntry{}} }
