@@ -49,6 +49,10 @@ type Config struct {
 	ToolTimeoutMargin time.Duration
 	// Logger receives operational logs (default: discard).
 	Logger *slog.Logger
+	// ProgressInterval paces a tool call's MCP progress notifications: the
+	// first waits this long and then one goes at most this often, the
+	// newest line winning; a call that ends sooner sends none (default 1s).
+	ProgressInterval time.Duration
 }
 
 // Server is the delegation MCP server: a streamable-HTTP MCP endpoint on
@@ -57,8 +61,9 @@ type Config struct {
 // hands to runs.
 //
 // Goroutine ownership: New starts one goroutine serving the listener; each
-// tool call runs on the MCP server's request goroutine plus one
-// progress-notification goroutine that ends with the call. Close stops the
+// tool call runs on the MCP server's request goroutine, plus, while a
+// progress notification is being sent, the goroutine of the timer that
+// sends it; the call waits for it before it returns. Close stops the
 // listener and closes every MCP session, then waits for the serving
 // goroutine. It does not close the Delegator.
 type Server struct {
@@ -101,6 +106,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ProgressInterval <= 0 {
+		cfg.ProgressInterval = defaultProgressInterval
 	}
 	host, _, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
@@ -252,7 +260,7 @@ func (s *Server) toolHandler(fixedAgent string) mcp.ToolHandler {
 		dreq.RunID, dreq.SessionKey = rs.id, rs.sessionKey
 		dreq.ParentToolCallID = ParentToolCallIDFromMeta(req.Params.Meta)
 		s.rememberSession(rs, req.Session)
-		p := startProgress(ctx, req)
+		p := startProgress(ctx, req, s.cfg.ProgressInterval, realAfter)
 		dreq.OnEvent = p.event
 		res := s.d.Delegate(ctx, dreq)
 		p.stop()
