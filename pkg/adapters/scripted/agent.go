@@ -426,7 +426,11 @@ func (a *agent) startCall(id string, c *CallStep) *pendingCall {
 // safe to run for several calls at once (a parallel step).
 func (a *agent) finishCall(ctx context.Context, c *pendingCall) *ResultData {
 	res := a.doCall(ctx, c.id, c.server, c.tool, c.args)
-	a.write(line{Type: lineToolResult, ID: c.id, Content: res.Text, Structured: res.JSON, IsError: res.IsError})
+	var structured json.RawMessage
+	if res.JSON != nil {
+		structured, _ = json.Marshal(res.JSON)
+	}
+	a.write(line{Type: lineToolResult, ID: c.id, Content: res.Text, Structured: structured, IsError: res.IsError})
 	return res
 }
 
