@@ -33,6 +33,15 @@ const AgentEnv = "AGENTADAPTOR_SCRIPTED_AGENT"
 // "claudecode/toolUseId" and Codex "callId".
 const MetaToolCallID = "agentadaptor/toolCallId"
 
+// mcpProtocolVersion is the MCP version the agent asks for in initialize.
+// The MCP SDK's newer default first probes the server with server/discover,
+// which real CLIs do not send and a stateful streamable-HTTP server (the
+// host's) answers by creating a session and throwing it away: one more
+// request, session and decode for the host on every run. Asking for the
+// version the host negotiates anyway opens the session as Claude Code and
+// Codex do (initialize, notifications/initialized, tools/list).
+const mcpProtocolVersion = "2025-11-25"
+
 // MaybeRunAgent runs the scripted agent and exits the process if the current
 // process was started by the scripted adapter (AgentEnv=1). Call it first
 // thing in main, and in TestMain of test binaries that use the adapter with
@@ -243,7 +252,7 @@ func (a *agent) connectOne(ctx context.Context, name string, srv mcpServer) (*co
 	default:
 		return nil, fmt.Errorf("unknown server type %q", srv.Type)
 	}
-	sess, err := client.Connect(ctx, transport, nil)
+	sess, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: mcpProtocolVersion})
 	if err != nil {
 		return nil, err
 	}

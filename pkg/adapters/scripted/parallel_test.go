@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -33,6 +34,7 @@ type meetMCP struct {
 	abort    chan struct{} // closed at cleanup: every call still waiting returns
 	returned int
 	release  map[int]chan struct{}
+	methods  []string // JSON-RPC methods of the requests, in order
 }
 
 type meetIn struct {
@@ -95,7 +97,21 @@ func newMeetMCP(t *testing.T, want int) *meetMCP {
 		func(_ context.Context, _ *mcp.CallToolRequest, in meetIn) (*mcp.CallToolResult, meetOut, error) {
 			return nil, meetOut{N: in.N}, nil
 		})
-	m.srv = httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	m.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			var msg struct {
+				Method string `json:"method"`
+			}
+			_ = json.Unmarshal(body, &msg)
+			m.mu.Lock()
+			m.methods = append(m.methods, msg.Method)
+			m.mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(func() {
 		m.stop()
 		m.srv.Close()
@@ -317,5 +333,25 @@ func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		case <-time.After(5 * time.Millisecond):
 		}
+	}
+}
+
+// The agent opens its MCP session the way Claude Code and Codex do:
+// initialize, notifications/initialized, tools/list, then its calls. (The
+// MCP SDK's newer default first probes with server/discover, which a
+// stateful streamable-HTTP server answers by creating a session and
+// throwing it away: one more request and session per run.)
+func TestAgentOpensItsSessionLikeTheRealCLIs(t *testing.T) {
+	m := newMeetMCP(t, 1)
+	sc := writeScenario(t, "- call: {tool: echo, args: {n: 1}}\n")
+	var out, errb bytes.Buffer
+	if code := scripted.RunAgent(t.Context(), []string{"--scenario", sc, "--state-dir", t.TempDir(), "--mcp-config", m.config()}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	m.mu.Lock()
+	got := fmt.Sprint(m.methods)
+	m.mu.Unlock()
+	if want := "[initialize notifications/initialized tools/list tools/call]"; got != want {
+		t.Errorf("requests %s, want %s", got, want)
 	}
 }
