@@ -276,7 +276,7 @@ func Run(ctx context.Context, env *Env, cfg Config) (*Results, error) {
 			res.Fixed = append(res.Fixed, *fr)
 			pc, prd, pd, pr := fr.PerChunk(), fr.PerRunAndDelegation(), fr.PerDelegation(), fr.PerRun()
 			env.logf("%-7s fixed cost: per chunk %.0fµs, per run with one delegation %.2fms, per delegation %.2fms, per run %.2fms (parents: %.2fms, %.2fms, %.2fms); errors=%d %s",
-				name, pc.self/1e3, prd.self/1e6, pd.self/1e6, pr.self/1e6, prd.children/1e6, pd.children/1e6, pr.children/1e6, fr.Errors, fr.FirstError)
+				name, pc.Self/1e3, prd.Self/1e6, pd.Self/1e6, pr.Self/1e6, prd.Children/1e6, pd.Children/1e6, pr.Children/1e6, fr.Errors, fr.FirstError)
 		}
 	}
 	if cfg.ProfileOut != "" && slices.Contains(cfg.Systems, "project") {

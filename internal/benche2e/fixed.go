@@ -40,37 +40,38 @@ type FixedResult struct {
 	FirstError                   string
 }
 
-// cpuF is a CPU figure in float nanoseconds, for the derived costs (which
-// may come out negative in noise).
-type cpuF struct{ self, children float64 }
+// CPUCost is a derived CPU figure in nanoseconds: the system's own (Self)
+// and its children's (Children: the project's parents). Being a difference
+// of measurements, it can come out negative in noise.
+type CPUCost struct{ Self, Children float64 }
 
-func fcpu(c CPU) cpuF { return cpuF{float64(c.Self), float64(c.Children)} }
+func fcpu(c CPU) CPUCost { return CPUCost{float64(c.Self), float64(c.Children)} }
 
-func (a cpuF) sub(b cpuF) cpuF      { return cpuF{a.self - b.self, a.children - b.children} }
-func (a cpuF) scale(k float64) cpuF { return cpuF{a.self * k, a.children * k} }
+func (a CPUCost) sub(b CPUCost) CPUCost   { return CPUCost{a.Self - b.Self, a.Children - b.Children} }
+func (a CPUCost) scale(k float64) CPUCost { return CPUCost{a.Self * k, a.Children * k} }
 
 // PerChunk is the slope between the long and the short delegation:
 // (long - short) / (Long - Short chunks), in ns.
-func (r *FixedResult) PerChunk() cpuF {
+func (r *FixedResult) PerChunk() CPUCost {
 	d := float64(r.Config.Long - r.Config.Short)
 	if d <= 0 {
-		return cpuF{}
+		return CPUCost{}
 	}
 	return fcpu(r.LongOne.PerRun).sub(fcpu(r.ShortOne.PerRun)).scale(1 / d)
 }
 
 // PerRunAndDelegation is what a run with one delegation costs beyond its
 // chunks: short - Short × per chunk.
-func (r *FixedResult) PerRunAndDelegation() cpuF {
+func (r *FixedResult) PerRunAndDelegation() CPUCost {
 	return fcpu(r.ShortOne.PerRun).sub(r.PerChunk().scale(float64(r.Config.Short)))
 }
 
 // PerDelegation is what each delegation adds beyond its chunks: (wide -
 // Width × Short × per chunk - per run and delegation) / (Width - 1).
-func (r *FixedResult) PerDelegation() cpuF {
+func (r *FixedResult) PerDelegation() CPUCost {
 	w := r.Config.Width
 	if w <= 1 {
-		return cpuF{}
+		return CPUCost{}
 	}
 	wide := fcpu(r.ShortWide.PerRun).sub(r.PerChunk().scale(float64(w * r.Config.Short)))
 	return wide.sub(r.PerRunAndDelegation()).scale(1 / float64(w-1))
@@ -78,7 +79,7 @@ func (r *FixedResult) PerDelegation() cpuF {
 
 // PerRun is a run's own fixed cost: per run and delegation - per
 // delegation.
-func (r *FixedResult) PerRun() cpuF { return r.PerRunAndDelegation().sub(r.PerDelegation()) }
+func (r *FixedResult) PerRun() CPUCost { return r.PerRunAndDelegation().sub(r.PerDelegation()) }
 
 // runFixed runs the fixed-cost pass of one system.
 func runFixed(ctx context.Context, env *Env, cfg *Config, k *systemKind, remoteURL string) (*FixedResult, error) {

@@ -507,23 +507,23 @@ func (r *Results) fixedMarkdown(b *bytes.Buffer, systems []string) {
 		shapeRow(fmt.Sprintf("… 1 delegation of %d chunks", fc.Long), func(fr *FixedResult) FixedShape { return fr.LongOne }),
 		shapeRow(fmt.Sprintf("… %d delegations of %d chunks", fc.Width, fc.Short), func(fr *FixedResult) FixedShape { return fr.ShortWide }),
 		{"CPU per paced chunk (slope), µs (project: serve)", get(func(fr *FixedResult) (float64, string) {
-			v := fr.PerChunk().self
+			v := fr.PerChunk().Self
 			return v, num(v / 1e3)
 		})},
 		{"**fixed CPU per delegation, ms (project: serve)**", get(func(fr *FixedResult) (float64, string) {
-			v := fr.PerDelegation().self
+			v := fr.PerDelegation().Self
 			return v, msF(v)
 		})},
 		{"**fixed CPU per run, ms (project: serve)**", get(func(fr *FixedResult) (float64, string) {
-			v := fr.PerRun().self
+			v := fr.PerRun().Self
 			return v, msF(v)
 		})},
 		{"parents: CPU per run, ms (start, MCP session, exit)", projectOnly(get(func(fr *FixedResult) (float64, string) {
-			v := fr.PerRun().children
+			v := fr.PerRun().Children
 			return v, msF(v)
 		}))},
 		{"parents: CPU per delegation, ms (tool call, progress, result)", projectOnly(get(func(fr *FixedResult) (float64, string) {
-			v := fr.PerDelegation().children
+			v := fr.PerDelegation().Children
 			return v, msF(v)
 		}))},
 		{"runs that failed", get(func(fr *FixedResult) (float64, string) { return -1, strconv.Itoa(fr.Errors) })},
