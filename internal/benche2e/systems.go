@@ -248,16 +248,10 @@ type sysSpec struct {
 	nice int
 	// env goes to the system's environment.
 	env []string
-	// scenario, when set, is the project parent's scenario instead of the
-	// one width says.
-	scenario []byte
 }
 
 // parentScenario is the project's scripted parent for spec.
 func parentScenario(spec sysSpec) []byte {
-	if spec.scenario != nil {
-		return spec.scenario
-	}
 	call := func(objective string) string {
 		return fmt.Sprintf("{tool: delegate_to_agent, args: {agent: bench, objective: %q}}", objective)
 	}
