@@ -293,7 +293,11 @@ func runFanOut(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote
 		}
 	}
 	if res.Window == 0 && res.FirstError == "" {
-		res.FirstError = fmt.Sprintf("no steady state: %d of %d streams started", fan.started.Load(), shape.Streams())
+		if n := fan.started.Load(); n < int64(shape.Streams()) {
+			res.FirstError = fmt.Sprintf("no steady state: %d of %d streams started", n, shape.Streams())
+		} else {
+			res.FirstError = fmt.Sprintf("no steady state: the first stream ended before the last one started (every stream started after %v)", res.Ramp.Round(time.Millisecond))
+		}
 	}
 	return res, nil
 }
