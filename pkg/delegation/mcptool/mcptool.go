@@ -54,6 +54,11 @@ type Config struct {
 	// DefaultMaxConnections); beyond it a new connection waits to be
 	// accepted until another closes.
 	MaxConnections int
+
+	// ProgressInterval paces a tool call's MCP progress notifications: the
+	// first waits this long and then one goes at most this often, the
+	// newest line winning; a call that ends sooner sends none (default 1s).
+	ProgressInterval time.Duration
 }
 
 // DefaultMaxConnections is Config.MaxConnections when it is 0.
@@ -65,8 +70,9 @@ const DefaultMaxConnections = 1024
 // hands to runs.
 //
 // Goroutine ownership: New starts one goroutine serving the listener; each
-// tool call runs on the MCP server's request goroutine plus one
-// progress-notification goroutine that ends with the call. Close stops the
+// tool call runs on the MCP server's request goroutine, plus, while a
+// progress notification is being sent, the goroutine of the timer that
+// sends it; the call waits for it before it returns. Close stops the
 // listener and closes every MCP session, then waits for the serving
 // goroutine. It does not close the Delegator.
 type Server struct {
@@ -109,6 +115,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ProgressInterval <= 0 {
+		cfg.ProgressInterval = defaultProgressInterval
 	}
 	host, _, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
@@ -264,7 +273,7 @@ func (s *Server) toolHandler(fixedAgent string) mcp.ToolHandler {
 		dreq.RunID, dreq.SessionKey = rs.id, rs.sessionKey
 		dreq.ParentToolCallID = ParentToolCallIDFromMeta(req.Params.Meta)
 		s.rememberSession(rs, req.Session)
-		p := startProgress(ctx, req)
+		p := startProgress(ctx, req, s.cfg.ProgressInterval, realAfter)
 		dreq.OnEvent = p.event
 		res := s.d.Delegate(ctx, dreq)
 		p.stop()
