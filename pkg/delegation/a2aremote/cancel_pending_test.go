@@ -3,6 +3,8 @@ package a2aremote_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,4 +61,37 @@ func TestCancelAnsweredWithANonTerminalStateIsPending(t *testing.T) {
 	if out := e.D.EndOrphan(dt.Ctx(t), orphan, delegation.CodeCancelled, "host lost"); out != remote.CancelPending {
 		t.Errorf("EndOrphan outcome %v, want CancelPending", out)
 	}
+}
+
+// A CancelTask refused with an error that echoes a host secret (here
+// another agent's credential, which this agent's client never had) is
+// logged scrubbed (docs/design.md#secrets: never in a log line).
+func TestCancelRefusalLogIsScrubbed(t *testing.T) {
+	dt.CheckLeaks(t)
+	rr := newRawRemote(t, true, map[string]rawHandler{
+		"SendStreamingMessage": func(w *rawWriter, _ json.RawMessage) {
+			w.events(streamedTask("task-1", "TASK_STATE_SUBMITTED"), streamedStatus("task-1", "TASK_STATE_WORKING", "busy"))
+			w.hold()
+		},
+		"CancelTask": func(w *rawWriter, _ json.RawMessage) {
+			w.w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w.w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"cannot cancel: upstream token %s"}}`, w.id, dt.SecretToken)
+		},
+		"GetTask": func(w *rawWriter, _ json.RawMessage) { w.result(task("task-1", "TASK_STATE_WORKING")) },
+	})
+	e := env.NewEnv(t, []registry.RemoteAgentSpec{rr.spec("raw"), rr.spec("keyed", func(s *registry.RemoteAgentSpec) { s.AuthRef = "env:" + dt.SecretEnv })})
+	rec := e.Record(t, "run-s")
+	ctx, cancel := context.WithCancel(dt.Ctx(t))
+	done := make(chan delegation.Result, 1)
+	go func() { done <- e.D.Delegate(ctx, delegator.Request{RunID: "run-s", Agent: "raw", Objective: "x"}) }()
+	rec.WaitKind(t, delegation.DelegationStatus, "working")
+	cancel()
+	if res := <-done; res.Error == nil || res.Error.Code != delegation.CodeCancelPending {
+		t.Fatalf("result %+v", res.Error)
+	}
+	logs := e.Logs.String()
+	if !strings.Contains(logs, "remote cancel not confirmed") || !strings.Contains(logs, "upstream token [REDACTED]") {
+		t.Fatalf("no scrubbed cancel refusal in the logs:\n%s", logs)
+	}
+	dt.NoSecret(t, "logs", logs)
 }
