@@ -37,7 +37,7 @@ func JSRemoteRecordings() string {
 // @a2a-js/sdk the test is skipped, or fails under CI=true.
 func StartJSRemote(t testing.TB, args ...string) string {
 	t.Helper()
-	root, err := testenv.NodePackages("@a2a-js/sdk")
+	root, err := testenv.NodePackages(testenv.A2AJSPackages()...)
 	testenv.Require(t, "node and @a2a-js/sdk", err)
 	cmd := exec.Command("node", append([]string{filepath.Join(root, JSRemoteScript)}, args...)...)
 	cmd.Dir = root
@@ -121,7 +121,8 @@ type ReplayedCall struct {
 // (JSRemoteRecordings) on loopback, byte for byte except for the card's
 // base URL and each response's JSON-RPC id (the live request's). A request
 // gets the next recorded response of its scenario: the one its message
-// text names ("ask" or not), or, for a message to a task, the scenario
+// text names (as JSRemoteScript chooses: "ask", "fail", "cancel", else
+// generic), or, for a message to a task, the scenario
 // whose recording holds that task. Closed when the test ends.
 type JSReplay struct {
 	srv  *httptest.Server
@@ -308,14 +309,22 @@ func (r *JSReplay) record(c ReplayedCall) {
 	r.calls = append(r.calls, c)
 }
 
+// scenarioOfText is the scenario JSRemoteScript chooses for a message's
+// text (its scenarioOf): the first keyword the text contains.
+func scenarioOfText(text string) string {
+	for _, k := range []struct{ keyword, scenario string }{{"ask", "ask"}, {"fail", "failed"}, {"cancel", "canceled"}} {
+		if strings.Contains(text, k.keyword) {
+			return k.scenario
+		}
+	}
+	return "generic"
+}
+
 // take returns the next recorded exchange for rpc's scenario.
 func (r *JSReplay) take(rpc *rpcRequest) *exchange {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	scenario := "generic"
-	if strings.Contains(rpc.text(), "ask") {
-		scenario = "ask"
-	}
+	scenario := scenarioOfText(rpc.text())
 	if id := rpc.taskID(); id != "" {
 		for name, xs := range r.scenarios {
 			for _, x := range xs {

@@ -720,8 +720,8 @@ func find(evs []event, from int, ok func(event) bool) int {
 // (tests/node/validate-agui.mjs), as internal/host's tests do.
 func nodeValidate(t *testing.T, stream []byte) {
 	t.Helper()
-	repo, err := testenv.NodePackages("@ag-ui/core")
-	if !testenv.Want(t, "node and @ag-ui/core", err) {
+	repo, err := testenv.NodePackages(testenv.AGUIPackages()...)
+	if !testenv.Want(t, "node and the @ag-ui packages", err) {
 		return
 	}
 	f := filepath.Join(t.TempDir(), "stream.sse")

@@ -15,6 +15,11 @@
 //                   "Which city?"; the follow-up streams the Task snapshot
 //                   unchanged, working, a text artifact "booking" "Booked <answer>."
 //                   in two chunks, then TASK_STATE_COMPLETED "done"
+//   contains "fail" working "Searching flights.", then TASK_STATE_FAILED
+//                   "No flights found: the airline is offline."
+//   contains "cancel" working "Holding the booking.", then the agent itself
+//                   ends the task TASK_STATE_CANCELED "The airline cancelled the
+//                   booking."
 //   otherwise       working "Thinking...", a text artifact "answer" in three
 //                   chunks (append, lastChunk), a data artifact "facts", then
 //                   TASK_STATE_COMPLETED "done"
@@ -28,8 +33,8 @@
 //
 // --record DIR writes the wire traffic, byte for byte, for replay by Go tests
 // (internal/delegationtest/jsa2a.go): DIR/card.json (the base URL replaced by
-// {{BASE}}) and, per scenario ("generic" or "ask", a follow-up belonging to its
-// task's scenario), DIR/<scenario>/<NN>-<method>.request.json and
+// {{BASE}}) and, per scenario ("generic", "ask", "failed" or "canceled", a
+// follow-up belonging to its task's scenario), DIR/<scenario>/<NN>-<method>.request.json and
 // DIR/<scenario>/<NN>-<method>.response.{sse,json}.
 import fs from 'node:fs';
 import http from 'node:http';
@@ -72,8 +77,13 @@ const artifact = (taskId, contextId, artifactId, name, parts, { append = false, 
     artifact: { artifactId, name, description: '', parts, metadata: undefined, extensions: [] },
   });
 
-const scenarioOfTask = new Map(); // taskId -> "generic" | "ask"
-const scenarioOf = (text) => (text.includes('ask') ? 'ask' : 'generic');
+const scenarioOfTask = new Map(); // taskId -> "generic" | "ask" | "failed" | "canceled"
+const scenarioOf = (text) => {
+  if (text.includes('ask')) return 'ask';
+  if (text.includes('fail')) return 'failed';
+  if (text.includes('cancel')) return 'canceled';
+  return 'generic';
+};
 
 class RemoteExecutor {
   async execute(ctx, bus) {
@@ -101,6 +111,12 @@ class RemoteExecutor {
     if (scenario === 'ask') {
       bus.publish(status(taskId, contextId, TaskState.WORKING, 'Looking for flights.'));
       bus.publish(status(taskId, contextId, TaskState.INPUT_REQUIRED, 'Which city?'));
+    } else if (scenario === 'failed') {
+      bus.publish(status(taskId, contextId, TaskState.WORKING, 'Searching flights.'));
+      bus.publish(status(taskId, contextId, TaskState.FAILED, 'No flights found: the airline is offline.'));
+    } else if (scenario === 'canceled') {
+      bus.publish(status(taskId, contextId, TaskState.WORKING, 'Holding the booking.'));
+      bus.publish(status(taskId, contextId, TaskState.CANCELED, 'The airline cancelled the booking.'));
     } else {
       bus.publish(status(taskId, contextId, TaskState.WORKING, 'Thinking...'));
       const chunks = ['The capital ', 'of France ', 'is Paris.'];

@@ -391,6 +391,9 @@ func (t *task) Recover(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		if errors.Is(err, a2aclient.ErrResponseTooLarge) {
+			return err // the read budget is spent: remote_failed, as without a cut
+		}
 		return a2aclient.NewError(a2aclient.KindInterrupted, "recover", err)
 	}
 	return t.settle(ctx, nil, "recover")

@@ -122,6 +122,8 @@ func TestRecordJSRemote(t *testing.T) {
 	e := jsEnv(t, base+"/.well-known/agent-card.json", registry.InputRequiredSurface)
 	genericAnswerIsTheOutput(t, e, "run-record-generic")
 	askSurface(t, e, "run-record-ask")
+	remoteFailed(t, e, "run-record-failed")
+	remoteCanceled(t, e, "run-record-canceled")
 }
 
 // TestJSRemoteReplay replays the recorded @a2a-js/sdk wire traffic through

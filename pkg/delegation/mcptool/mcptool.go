@@ -95,8 +95,10 @@ type Server struct {
 type runState struct {
 	id         string
 	sessionKey string
-	tokens     int
-	sessions   map[*mcp.ServerSession]bool
+	// tokens counts the live service instances per token hash: one run's
+	// instances share its token, which is revoked with the last of them.
+	tokens   map[[32]byte]int
+	sessions map[*mcp.ServerSession]bool
 }
 
 // ErrClosed is returned by the runtime service once the Server is closed.
@@ -317,11 +319,11 @@ func (m runtimeManager) Ensure(_ context.Context, req agentadaptor.RuntimeServic
 		if err := s.d.BeginRun(req.RunID); err != nil {
 			return nil, err
 		}
-		rs = &runState{id: req.RunID, sessionKey: req.SessionKey, sessions: map[*mcp.ServerSession]bool{}}
+		rs = &runState{id: req.RunID, sessionKey: req.SessionKey, tokens: map[[32]byte]int{}, sessions: map[*mcp.ServerSession]bool{}}
 		s.runs[req.RunID] = rs
 	}
 	h := tokenHash(req.RunToken)
-	rs.tokens++
+	rs.tokens[h]++
 	s.tokens[h] = rs
 	return &runService{s: s, runID: req.RunID, hash: h, ref: agentadaptor.RuntimeServiceRef{
 		ID: ServiceID, Name: ServiceID, URL: s.url,
@@ -358,13 +360,17 @@ func (r *runService) Release(ctx context.Context) error {
 func (r *runService) release(ctx context.Context) error {
 	s := r.s
 	s.mu.Lock()
-	delete(s.tokens, r.hash)
 	rs := s.runs[r.runID]
 	if rs == nil {
+		delete(s.tokens, r.hash)
 		s.mu.Unlock()
 		return nil
 	}
-	if rs.tokens--; rs.tokens > 0 {
+	if rs.tokens[r.hash]--; rs.tokens[r.hash] <= 0 {
+		delete(rs.tokens, r.hash)
+		delete(s.tokens, r.hash) // no live instance uses this token any more
+	}
+	if len(rs.tokens) > 0 {
 		s.mu.Unlock()
 		return nil // another service instance of the same run is still live
 	}
