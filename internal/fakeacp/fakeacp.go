@@ -39,8 +39,12 @@ type Script struct {
 	// http MCP servers through stdio.
 	NoHTTP bool `json:"no_http,omitempty"`
 	// LoadSession advertises loadSession; sessions are kept in StateDir.
-	LoadSession bool   `json:"load_session,omitempty"`
-	StateDir    string `json:"state_dir,omitempty"`
+	LoadSession bool `json:"load_session,omitempty"`
+	// LateReplay replays a loaded session's history the way Gemini CLI
+	// 0.61.0 does: the first message before answering session/load, the
+	// rest shortly after the answer.
+	LateReplay bool   `json:"late_replay,omitempty"`
+	StateDir   string `json:"state_dir,omitempty"`
 	// Record, if set, receives one JSON line per request received.
 	Record string `json:"record,omitempty"`
 	// Turns are the answers to the session's prompts, in order (the n-th
@@ -104,6 +108,9 @@ type Tool struct {
 	Ask bool `json:"ask,omitempty"`
 	// Meta is sent as the MCP request's _meta.
 	Meta map[string]any `json:"meta,omitempty"`
+	// CodexStyle reports the call as codex-acp does: titled
+	// "Tool: <server>/<name>" with rawInput {server, tool, arguments}.
+	CodexStyle bool `json:"codex_style,omitempty"`
 }
 
 // MaybeRun turns the process into the fake agent when Env is set, and
@@ -180,6 +187,10 @@ type session struct {
 	Answers []string        `json:"answers"`
 	servers []sdk.McpServer // this process's servers
 	result  string
+	// replayed, when set, is closed once a late replay is sent: the next
+	// prompt's answer waits for it (Gemini's replay is over long before
+	// its model answers).
+	replayed chan struct{}
 }
 
 func (a *agent) record(m map[string]any) {
@@ -241,11 +252,29 @@ func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	}
 	s.servers = p.McpServers
 	// Replay the history, as the protocol says a loaded session does.
+	var replay []sdk.SessionUpdate
 	for i, h := range s.History {
-		_ = a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: sdk.UpdateUserMessageText(h)})
+		replay = append(replay, sdk.UpdateUserMessageText(h))
 		if i < len(s.Answers) {
-			_ = a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: sdk.UpdateAgentMessageText(s.Answers[i])})
+			replay = append(replay, sdk.UpdateAgentMessageText(s.Answers[i]))
 		}
+	}
+	send := func(us []sdk.SessionUpdate) {
+		for _, u := range us {
+			_ = a.conn.SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: p.SessionId, Update: u})
+		}
+	}
+	if a.s.LateReplay && len(replay) > 1 {
+		send(replay[:1])
+		rest := replay[1:]
+		s.replayed = make(chan struct{})
+		go func() {
+			defer close(s.replayed)
+			time.Sleep(20 * time.Millisecond) // after the answer, as Gemini CLI's unawaited replay
+			send(rest)
+		}()
+	} else {
+		send(replay)
 	}
 	a.mu.Lock()
 	a.sessions[s.ID] = &s
@@ -291,6 +320,9 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		if b.Text != nil {
 			text += b.Text.Text
 		}
+	}
+	if s.replayed != nil {
+		<-s.replayed
 	}
 	if len(a.s.Turns) == 0 {
 		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
@@ -409,7 +441,12 @@ func (a *agent) callTool(ctx context.Context, sid sdk.SessionId, s *session, t *
 	}
 	a.mu.Unlock()
 	title := t.Title
-	if title == "" {
+	var rawInput any = t.Args
+	switch {
+	case t.CodexStyle:
+		title = "Tool: " + t.Server + "/" + t.Name
+		rawInput = map[string]any{"server": t.Server, "tool": t.Name, "arguments": t.Args}
+	case title == "":
 		title = t.Name + " (" + t.Server + " MCP Server)"
 	}
 	if t.Ask {
@@ -422,7 +459,7 @@ func (a *agent) callTool(ctx context.Context, sid sdk.SessionId, s *session, t *
 			return
 		}
 	} else {
-		say(sdk.StartToolCall(sdk.ToolCallId(id), title, sdk.WithStartKind(sdk.ToolKindOther), sdk.WithStartStatus(sdk.ToolCallStatusInProgress), sdk.WithStartRawInput(t.Args)))
+		say(sdk.StartToolCall(sdk.ToolCallId(id), title, sdk.WithStartKind(sdk.ToolKindOther), sdk.WithStartStatus(sdk.ToolCallStatusInProgress), sdk.WithStartRawInput(rawInput)))
 	}
 	res, err := a.mcpCall(ctx, s, t)
 	if err != nil {

@@ -122,11 +122,14 @@ var (
 // recognises for call-order pairing), from _meta (claudeCode.toolName)
 // or from the title's known forms; any other call is named by its title,
 // else its kind.
-func (c *conversation) toolName(title, kind string, meta map[string]any) string {
+func (c *conversation) toolName(title, kind string, meta map[string]any, rawInput any) string {
 	if cc, ok := meta["claudeCode"].(map[string]any); ok {
 		if n, ok := cc["toolName"].(string); ok && n != "" {
 			return bounded(n)
 		}
+	}
+	if srv, tool, _, ok := c.codexMCPInput(rawInput); ok {
+		return "mcp__" + srv + "__" + tool
 	}
 	if m := mcpTitle.FindStringSubmatch(strings.TrimSpace(title)); m != nil {
 		return "mcp__" + m[2] + "__" + m[1]
@@ -134,10 +137,13 @@ func (c *conversation) toolName(title, kind string, meta map[string]any) string 
 	if m := mcpName.FindStringSubmatch(title); m != nil {
 		return m[0]
 	}
+	// "Tool: server/tool" is codex-acp's title of an MCP tool call.
+	bare := strings.TrimSpace(title)
+	bare = strings.TrimSpace(strings.TrimPrefix(bare, "Tool:"))
 	for _, s := range c.servers {
 		// "server/tool" and "server.tool" forms of a run server.
 		for _, sep := range []string{"/", "."} {
-			if t, ok := strings.CutPrefix(strings.TrimSpace(title), s.key+sep); ok && t != "" && !strings.ContainsAny(t, " \t") {
+			if t, ok := strings.CutPrefix(bare, s.key+sep); ok && t != "" && !strings.ContainsAny(t, " \t") {
 				return "mcp__" + s.key + "__" + t
 			}
 		}
@@ -149,6 +155,30 @@ func (c *conversation) toolName(title, kind string, meta map[string]any) string 
 		return kind
 	}
 	return "tool"
+}
+
+// codexMCPInput reads the raw input codex-acp gives an MCP tool call,
+// {"server": S, "tool": T, "arguments": {...}}, for a server S of the run
+// and a tool name T without spaces: the call's name and its arguments.
+func (c *conversation) codexMCPInput(rawInput any) (server, tool string, args any, ok bool) {
+	m, _ := rawInput.(map[string]any)
+	if len(m) == 0 || len(m) > 3 {
+		return "", "", nil, false
+	}
+	server, _ = m["server"].(string)
+	tool, _ = m["tool"].(string)
+	if tool == "" || strings.ContainsAny(tool, " \t\n") || len(tool) > 128 {
+		return "", "", nil, false
+	}
+	if _, extra := m["arguments"]; !extra && len(m) == 3 {
+		return "", "", nil, false
+	}
+	for _, s := range c.servers {
+		if s.key == server {
+			return server, tool, m["arguments"], true
+		}
+	}
+	return "", "", nil, false
 }
 
 func bounded(s string) string {

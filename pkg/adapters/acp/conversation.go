@@ -70,6 +70,7 @@ func (c *conversation) Converse(ctx context.Context, rw agentadaptor.Conversatio
 	c.emit = emit
 	c.tools = map[string]*toolState{}
 	c.order = newUpdateOrder()
+	defer c.order.close()
 	conn := sdk.NewClientSideConnection(client{c}, rw.Stdin, c.order.reader(rw.Stdout))
 	conn.SetLogger(slog.New(diagHandler{c: c}))
 
@@ -167,6 +168,13 @@ func (c *conversation) setup(ctx context.Context, conn *sdk.ClientSideConnection
 		c.loading = true
 		c.mu.Unlock()
 		_, err := conn.LoadSession(sctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(c.resume), Cwd: c.cwd, McpServers: servers})
+		if err == nil {
+			// The protocol replays the history before the answer; Gemini
+			// CLI 0.61.0 goes on replaying after it. Nothing the agent
+			// sends before it has the prompt is this run's work: the
+			// prompt waits until the replay has gone quiet.
+			c.order.settle(sctx, replayQuiet, replayMax)
+		}
 		c.mu.Lock()
 		c.loading = false
 		c.mu.Unlock()
@@ -434,8 +442,11 @@ func (c *conversation) toolStartLocked(id, title, kind string, meta map[string]a
 		return ts
 	}
 	c.closeOpenLocked()
-	ts := &toolState{name: c.toolName(title, kind, meta), kind: kind}
+	ts := &toolState{name: c.toolName(title, kind, meta, rawInput), kind: kind}
 	c.tools[id] = ts
+	if _, _, a, ok := c.codexMCPInput(rawInput); ok {
+		rawInput = a // the tool's own arguments, not codex-acp's wrapper
+	}
 	args := "{}"
 	if rawInput != nil {
 		if b, err := json.Marshal(rawInput); err == nil {

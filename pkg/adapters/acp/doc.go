@@ -1,8 +1,8 @@
 // Package acp is the adapter for any Agent Client Protocol agent (ACP:
 // JSON-RPC 2.0 over the agent's stdio), through the Go ACP SDK
 // (github.com/coder/acp-go-sdk). Checked against Gemini CLI 0.61.0
-// (`gemini --experimental-acp`) and the ACP conformance agent
-// internal/fakeacp. It owns the command
+// (`gemini --experimental-acp`), codex-acp 0.16.0 and the ACP conformance
+// agent internal/fakeacp. It owns the command
 // line (the binary and Config.Args only), the conversation (initialize,
 // session/new or session/load, one session/prompt per run, session/cancel),
 // the MCP servers handed over in session/new, the permission policy and
@@ -51,10 +51,13 @@
 //	                        usage (unstable field) or _meta.quota.token_count (Gemini CLI)
 //
 // Tool names: ACP carries a title for people, not a tool name. An MCP tool
-// is named mcp__<server>__<tool>, read from _meta.claudeCode.toolName, the
-// title "<tool> (<server> MCP Server)" (Gemini CLI and its forks), a title
-// holding mcp__<server>__<tool>, or "<server>/<tool>" / "<server>.<tool>"
-// for a server of the run; any other call is named by its title. This is
+// is named mcp__<server>__<tool>, read from _meta.claudeCode.toolName,
+// codex-acp's rawInput {server, tool, arguments} for a server of the run
+// (the call's args are then the arguments), the title "<tool> (<server>
+// MCP Server)" (Gemini CLI and its forks), a title holding
+// mcp__<server>__<tool>, or "<server>/<tool>" / "<server>.<tool>" (also
+// after codex-acp's "Tool: ") for a server of the run; any other call is
+// named by its title. This is
 // how the delegation stream recognises delegate_to_* calls and pairs each
 // with its delegation by call order when the agent's MCP request carries no
 // parent tool call id in _meta (docs/design.md#correlation).
@@ -66,6 +69,15 @@
 // CLI relays model errors so) is model_error with Detail.status, retryable
 // for 429 and 5xx; -32000 (auth_required) is agent_error. A setup that does
 // not answer within Config.SetupTimeout fails with start_failed.
+//
+// # Order and flow control
+//
+// The ACP SDK maps notifications in order on one goroutine but runs each
+// request on its own, and closes the connection when more than 1024
+// notifications wait. The adapter's reader counts the session updates it
+// hands the SDK: a permission request waits (at most 2 s) until those read
+// before it are mapped, and the reader holds further updates back while
+// 256 are unmapped (the agent then waits on its stdout).
 //
 // # Permissions
 //
@@ -81,8 +93,10 @@
 //
 // With a session key, the session id of the previous run is loaded with
 // session/load when the agent advertises loadSession (the history it
-// replays is not shown again); otherwise, or when loading fails, a new
-// session starts and acp.session's note says why. Cancel sends
+// replays is not shown again, and the prompt waits until a replay that goes
+// on after the answer, as Gemini CLI 0.61.0's does, is quiet for 250 ms, at
+// most 2 s); otherwise, or when loading fails, a new session starts and
+// acp.session's note says why. Cancel sends
 // session/cancel; an agent that answers the prompt cancelled ends the run
 // at once (then its group gets SIGINT), one that does not gets SIGINT after
 // the run's cancel grace and SIGKILL a grace later. When a prompt completes,

@@ -145,12 +145,13 @@ func TestGeminiE2ECancelMidStream(t *testing.T) {
 }
 
 // A chat thread's second run asks Gemini CLI to session/load the first
-// run's session. Gemini CLI 0.61.0 advertises loadSession but answers
-// "No previous sessions found for this project" for a session its ACP mode
-// wrote in an earlier process (its session listing skips it), so the
-// adapter's documented fallback applies: a new session, said in
-// acp.session's note. Should a later version load it, the run must carry
-// the first turn instead.
+// run's session. Gemini CLI 0.61.0 advertises loadSession but mostly
+// answers "No previous sessions found for this project" for a session its
+// ACP mode wrote in an earlier process (its session listing skips it), so
+// the adapter's documented fallback applies: a new session, said in
+// acp.session's note. Sometimes (seen on a loaded machine) it loads it,
+// and then replays the history after answering session/load: the run must
+// carry the first turn to the model and keep the replay out of its output.
 func TestGeminiE2ESessionLoad(t *testing.T) {
 	g := newGemini(t, fakemodel.Turn{Text: "The first answer."}, fakemodel.Turn{Text: "The second answer."})
 	ctx := clie2e.Context(t)
