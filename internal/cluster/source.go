@@ -72,12 +72,12 @@ func (s *source) Open(ctx context.Context, runID string) (*subagentstream.Stream
 	return s.ms.open(ctx, s.principal(ctx), runID)
 }
 
-// Known implements subagentstream.Source for run ids without a principal:
+// Known implements subagentstream.Source for a principal's runId:
 // a record of another run exists and is active or retained. A runId this
 // replica has just reserved is not "known" (Reserve decided it).
-func (s *source) Known(runID string) bool {
+func (s *source) Known(principal, runID string) bool {
 	c := s.ms.c
-	key := runKey("", runID)
+	key := runKey(principal, runID)
 	if c.local.isReserved(key) {
 		return false
 	}

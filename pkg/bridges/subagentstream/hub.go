@@ -183,10 +183,8 @@ func (h *Hub) RunIDInUse(key string) bool {
 	if ok || h.opts.Source == nil {
 		return ok
 	}
-	// A Source knows runs by their AG-UI runId; it answers Known for runIds
-	// without a principal (a principal's runIds are reserved by the host).
 	principal, runID := sse.SplitRunKey(key)
-	return principal == "" && h.opts.Source.Known(runID)
+	return h.opts.Source.Known(principal, runID)
 }
 
 // Start begins merging a started run's stream under the AG-UI ids, without

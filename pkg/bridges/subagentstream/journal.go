@@ -77,9 +77,10 @@ type Source interface {
 	// ended longer ago than it retains runs); other errors mean the source
 	// is unavailable.
 	Open(ctx context.Context, runID string) (st *Stream, owner string, release func(), err error)
-	// Known reports whether the source holds or retains a run with this
-	// runId and no principal, which a new run must then not take.
-	Known(runID string) bool
+	// Known reports whether the source holds or retains a run of this
+	// principal ("" without principals) with this runId, which a new run
+	// of the principal must then not take.
+	Known(principal, runID string) bool
 }
 
 // ErrNoRun is wrapped by Source.Open for a run the source does not know.

@@ -218,7 +218,10 @@ func (s *mapSource) Open(_ context.Context, runID string) (*subagentstream.Strea
 	return st, s.owner, func() {}, nil
 }
 
-func (s *mapSource) Known(runID string) bool { _, ok := s.streams[runID]; return ok }
+func (s *mapSource) Known(principal, runID string) bool {
+	_, ok := s.streams[runID]
+	return ok && principal == s.owner
+}
 
 // appendJSON appends an AG-UI event's JSON to m as frame id.
 func appendJSON(t *testing.T, m *subagentstream.Mirror, id uint64, frame string) {
@@ -274,8 +277,8 @@ func TestEventsHandlerReadsTheSource(t *testing.T) {
 		appendJSON(t, m, uint64(i+1), ev)
 	}
 	m.End(5)
-	// A source is keyed by run key: the runId in its owner's namespace.
-	src := &mapSource{streams: map[string]*subagentstream.Stream{sse.RunKey("alice", "run-m"): m.Stream()}, owner: "alice"}
+	// A source finds runs by runId and says whose each is.
+	src := &mapSource{streams: map[string]*subagentstream.Stream{"run-m": m.Stream()}, owner: "alice"}
 	who := "alice"
 	hub := subagentstream.NewHub(delegation.NewMemoryBus(), subagentstream.HubOptions{Source: src, Owner: func(*http.Request) string { return who }})
 	defer hub.Close()
