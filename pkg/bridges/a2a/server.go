@@ -29,6 +29,10 @@ type Config struct {
 	Exposure   Exposure
 	Logger     *slog.Logger
 	Observer   TurnObserver
+	// MaxActiveTasks and OnRefused bound the task turns in progress at
+	// once; see [ExecutorConfig]. 0 sets no bound.
+	MaxActiveTasks int
+	OnRefused      func(context.Context)
 	// Card describes the agent; Card.BaseURL is required.
 	Card CardOptions
 	// Principal returns the principal an authentication layer in front of
@@ -77,6 +81,7 @@ func NewServer(cfg Config) (*Server, error) {
 	exec, err := NewExecutor(ExecutorConfig{
 		SDK: cfg.SDK, Adapter: cfg.Adapter, RunOptions: cfg.RunOptions,
 		Exposure: cfg.Exposure, Logger: cfg.Logger, Observer: cfg.Observer,
+		MaxActiveTasks: cfg.MaxActiveTasks, OnRefused: cfg.OnRefused,
 	})
 	if err != nil {
 		return nil, err
@@ -107,10 +112,10 @@ func NewServer(cfg Config) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle(PathAgentCard, cardHandler(doc, started))
 	mux.Handle(PathLegacyAgentCard, cardHandler(doc, started))
-	rpc := versionRouter{v1: a2asrv.NewJSONRPCHandler(s.rh), v03: a2av0.NewJSONRPCHandler(s.rh), legacy: legacyJSONRPC}
+	rpc := versionRouter{v1: a2asrv.NewJSONRPCHandler(s.rh), v03: a2av0.NewJSONRPCHandler(s.rh), legacy: legacyJSONRPC, exec: exec}
 	mux.Handle(PathJSONRPC, rpc)
 	mux.Handle(PathJSONRPC+"/{$}", rpc) // clients that append a slash to the card's URL
-	rest := versionRouter{v1: a2asrv.NewRESTHandler(s.rh), v03: a2av0.NewRESTHandler(s.rh), legacy: legacyREST, rest: true}
+	rest := versionRouter{v1: a2asrv.NewRESTHandler(s.rh), v03: a2av0.NewRESTHandler(s.rh), legacy: legacyREST, rest: true, exec: exec}
 	mux.Handle(PathREST+"/", http.StripPrefix(PathREST, rest))
 	limit := cfg.MaxRequestBytes
 	if limit <= 0 {
@@ -161,6 +166,8 @@ type versionRouter struct {
 	// names of the binding.
 	legacy func(*http.Request) bool
 	rest   bool
+	// exec admits messages (its MaxActiveTasks) before a2a-go reads them.
+	exec *Executor
 }
 
 func (vr versionRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -171,6 +178,11 @@ func (vr versionRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case wireUnspecified:
 		v03 = vr.legacy(r)
 	}
+	r, release, ok := vr.exec.admitHTTP(w, r, vr.rest, v03)
+	if !ok {
+		return
+	}
+	defer release()
 	h := vr.v1
 	switch {
 	case v03:
