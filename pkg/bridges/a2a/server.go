@@ -10,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"google.golang.org/grpc"
@@ -139,11 +140,15 @@ func (s *Server) Card() *a2a.AgentCard { return s.card }
 // slash) and HTTP+JSON under [PathREST].
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// RegisterGRPC registers the A2A 1.0 gRPC service (a2a-go's a2agrpc) with
-// g. It shares the tasks of the HTTP bindings. Authentication is g's
+// RegisterGRPC registers the A2A 1.0 gRPC service (a2a-go's a2agrpc, with
+// the specification's status codes: UNIMPLEMENTED for an unsupported
+// A2A-Version, push notifications and unsupported operations) with g. It
+// shares the tasks of the HTTP bindings. Authentication is g's
 // interceptors' job; they pass the principal the way Config.Principal
 // reads it.
-func (s *Server) RegisterGRPC(g *grpc.Server) { a2agrpc.NewHandler(s.rh).RegisterWith(g) }
+func (s *Server) RegisterGRPC(g *grpc.Server) {
+	a2apb.RegisterA2AServiceServer(g, grpcService{a2agrpc.NewHandler(s.rh)})
+}
 
 // Executor returns the server's executor.
 func (s *Server) Executor() *Executor { return s.exec }
