@@ -195,9 +195,29 @@ func (vr versionRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case !vr.rest:
 		protoFieldNames(r)
 	}
-	ps := &preStream{w: w, rest: vr.rest}
+	if v03 && vr.rest && strings.Contains(r.URL.Path, "/pushNotificationConfigs") {
+		// No push notifications here: say so before a2a-go parses the body
+		// (it does not read @a2a-js/sdk 0.3's config body, and would answer
+		// a parse error instead).
+		h := w.Header()
+		h.Set("Content-Type", "application/json; charset=utf-8")
+		h.Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write(V03ErrorBody(-32003, "push notifications are not supported by this agent", nil))
+		return
+	}
+	out := w
+	var legacy *v03REST
+	if v03 && vr.rest {
+		legacy = &v03REST{w: w}
+		out = legacy
+	}
+	ps := &preStream{w: out, rest: vr.rest}
 	h.ServeHTTP(ps, r)
 	ps.finish()
+	if legacy != nil {
+		legacy.finish()
+	}
 }
 
 // legacyREST: the 0.3 HTTP+JSON paths start with /v1/.
