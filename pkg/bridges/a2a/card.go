@@ -225,7 +225,7 @@ func cardHandler(doc []byte, modified time.Time) http.Handler {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}
-		h.Set("Content-Type", "application/json")
+		h.Set("Content-Type", "application/json; charset=utf-8")
 		h.Set("ETag", etag)
 		h.Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(cardMaxAge/time.Second)))
 		http.ServeContent(w, r, "", modified, bytes.NewReader(doc))

@@ -19,7 +19,7 @@ func TestV03StreamErrorEvent(t *testing.T) {
 	errEv := `data: {"error":{"code":404,"status":"NOT_FOUND","message":"gone","details":[{"reason":"TASK_NOT_FOUND"}]}}` + "\n\n"
 	// Written in pieces that split the events.
 	all := task + errEv
-	for _, piece := range []string{all[:10], all[10:len(task)+5], all[len(task)+5:]} {
+	for _, piece := range []string{all[:10], all[10 : len(task)+5], all[len(task)+5:]} {
 		if _, err := w.Write([]byte(piece)); err != nil {
 			t.Fatal(err)
 		}

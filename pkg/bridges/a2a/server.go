@@ -126,7 +126,7 @@ func NewServer(cfg Config) (*Server, error) {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
-		mux.ServeHTTP(w, r)
+		mux.ServeHTTP(&charsetWriter{ResponseWriter: w}, r)
 	})
 	return s, nil
 }

@@ -348,7 +348,7 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, runID string, sub *S
 	defer h.detach(runID)
 	defer sub.Close()
 	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("Connection", "keep-alive")
 	hd.Set("X-Accel-Buffering", "no")
@@ -443,7 +443,7 @@ func (h *Hub) detach(runID string) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
 }

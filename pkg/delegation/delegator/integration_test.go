@@ -89,7 +89,7 @@ func TestDelegateStreamingHappyPath(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || string(body) != "# Notes\nARTIFACT-BODY" || resp.Header.Get("Content-Type") != "text/markdown" {
+	if resp.StatusCode != 200 || string(body) != "# Notes\nARTIFACT-BODY" || resp.Header.Get("Content-Type") != "text/markdown; charset=utf-8" {
 		t.Errorf("artifact GET: %d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
 	resp, err = http.Get(h.URL + "/agui/runs/other-run/delegations/" + res.DelegationID + "/artifacts/" + art.ID)
