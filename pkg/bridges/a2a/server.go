@@ -64,6 +64,7 @@ type Server struct {
 	cfg     Config
 	adapter string
 	card    *a2a.AgentCard
+	cardV1  []byte
 	rh      *requestHandler
 	handler http.Handler
 }
@@ -93,6 +94,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s := &Server{exec: exec, cfg: cfg, adapter: adapter, card: BuildCard(cfg.Card, adapter, cfg.Card.BaseURL)}
 	doc, err := cardDocument(s.card)
+	if err == nil {
+		s.cardV1, err = cardV1Document(s.card)
+	}
 	if err != nil {
 		_ = exec.Close(context.Background())
 		return nil, err
@@ -111,8 +115,8 @@ func NewServer(cfg Config) (*Server, error) {
 
 	started := time.Now()
 	mux := http.NewServeMux()
-	mux.Handle(PathAgentCard, cardHandler(doc, started))
-	mux.Handle(PathLegacyAgentCard, cardHandler(doc, started))
+	mux.Handle(PathAgentCard, cardHandler(doc, s.cardV1, started))
+	mux.Handle(PathLegacyAgentCard, cardHandler(doc, s.cardV1, started))
 	rpc := versionRouter{v1: a2asrv.NewJSONRPCHandler(s.rh), v03: a2av0.NewJSONRPCHandler(s.rh), legacy: legacyJSONRPC, exec: exec}
 	mux.Handle(PathJSONRPC, rpc)
 	mux.Handle(PathJSONRPC+"/{$}", rpc) // clients that append a slash to the card's URL
