@@ -48,6 +48,15 @@ type mapper struct {
 	lastStatusKey string
 	lastChunk     *a2aclient.ArtifactUpdate
 
+	// readBack: a terminal state reached with no output seen (or with
+	// artifacts the remote's structured result lists but never sent) is
+	// held until the task has been read once (docs/design.md#event-mapping):
+	// a peer may send its terminal frame before the artifacts. held is that
+	// terminal status; readDone marks the read as done.
+	readBack bool
+	held     *a2aclient.TaskStatus
+	readDone bool
+
 	// Follow-up bookkeeping (docs/design.md#event-mapping). After an
 	// answer to an interrupted task is sent, awaiting holds until the
 	// remote reports a state reached after the send: prevState and
@@ -141,7 +150,7 @@ func (m *mapper) Map(ev a2aclient.Event) (out []delegation.DelegationEvent) {
 		text := sanitize.Text(a2aclient.TextOf(e.Parts), remote.MaxMessageBytes)
 		if e.TaskID == "" && m.taskID == "" {
 			// A direct reply: no task was created, the reply is the result.
-			m.t.SetFinalText(text)
+			m.t.SetFinalMessage(e.ID, text)
 			return append(out, m.t.Finish(delegation.DelegationFinished, nil)...)
 		}
 		if text != "" {
@@ -244,6 +253,12 @@ func (m *mapper) status(st a2aclient.TaskStatus) []delegation.DelegationEvent {
 	if state == "" {
 		return nil
 	}
+	if state.Terminal() && m.readBack && !m.readDone && m.held == nil && (!m.t.HasOutput() || m.t.MissingArtifacts()) {
+		m.held = &st
+		m.t.SetState(state)
+		m.awaiting = false
+		return nil
+	}
 	m.t.SetState(state)
 	m.awaiting = false
 	text, msgID := "", ""
@@ -262,9 +277,17 @@ func (m *mapper) status(st a2aclient.TaskStatus) []delegation.DelegationEvent {
 	raw := map[string]any{"remote_state": string(a2aclient.NormalizeState(st.State))}
 	switch {
 	case state.Terminal():
+		if text == "" && state != remote.StateCompleted {
+			if r := m.t.RemoteResult(); r != nil {
+				text = r.ErrorMessage // the remote's own account of the failure
+			}
+		}
 		m.t.SetFinalText(text)
 		switch state {
 		case remote.StateCompleted:
+			if st.Message != nil {
+				m.t.SetFinalMessage(st.Message.ID, text)
+			}
 			return m.t.Finish(delegation.DelegationFinished, nil)
 		case remote.StateRejected:
 			return m.t.Finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeRemoteRejected, RemoteStatus: label,
@@ -349,9 +372,47 @@ func partBytes(p *a2aclient.Part) []byte {
 	return nil
 }
 
-// adaptorResult is the agent-adaptor-result DataPart.
+// takeHeld returns the terminal status held for a read-back, once.
+func (m *mapper) takeHeld() *a2aclient.TaskStatus {
+	h := m.held
+	m.held = nil
+	return h
+}
+
+// readBackTask maps what the task read holds (its artifacts; its status
+// message when the held status had none), then the held terminal status.
+func (m *mapper) readBackTask(held a2aclient.TaskStatus, got *a2aclient.Task) []delegation.DelegationEvent {
+	m.readDone = true
+	var out []delegation.DelegationEvent
+	if got != nil && a2aclient.ValidateEvent(got) == nil {
+		for _, a := range got.Artifacts {
+			if a != nil {
+				out = append(out, m.artifact(a, false, false, true)...)
+			}
+		}
+		if held.Message == nil && got.Status.Message != nil && StateOf(got.Status.State) == StateOf(held.State) {
+			held.Message = got.Status.Message
+		}
+	}
+	return append(out, m.status(held)...)
+}
+
+// adaptorResult is the agent-adaptor-result DataPart
+// (pkg/bridges/a2a.Result), read whole.
 type adaptorResult struct {
-	Summary string `json:"summary"`
+	Summary   string `json:"summary"`
+	Status    string `json:"status"`
+	SessionID string `json:"session_id"`
+	Usage     *struct {
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"usage"`
+	Artifacts []struct {
+		ID string `json:"id"`
+	} `json:"artifacts"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
 }
 
 func (m *mapper) adaptorResult(a *a2aclient.Artifact) {
@@ -364,8 +425,21 @@ func (m *mapper) adaptorResult(a *a2aclient.Artifact) {
 			continue
 		}
 		var r adaptorResult
-		if json.Unmarshal(b, &r) == nil {
-			m.t.SetResultSummary(r.Summary)
+		if json.Unmarshal(b, &r) != nil {
+			continue
 		}
+		rr := remote.RemoteResult{Summary: r.Summary, Status: r.Status, SessionID: r.SessionID}
+		if r.Usage != nil && r.Usage.InputTokens >= 0 && r.Usage.OutputTokens >= 0 {
+			rr.InputTokens, rr.OutputTokens = r.Usage.InputTokens, r.Usage.OutputTokens
+		}
+		for _, x := range r.Artifacts {
+			if x.ID != "" {
+				rr.ArtifactIDs = append(rr.ArtifactIDs, x.ID)
+			}
+		}
+		if r.Error != nil {
+			rr.ErrorMessage = r.Error.Message
+		}
+		m.t.SetRemoteResult(rr)
 	}
 }
