@@ -4,7 +4,10 @@
 //   - [Anthropic]: the Anthropic Messages API as Claude Code calls it
 //     (POST /v1/messages with stream:true, answered as SSE; HEAD / answered 200);
 //   - [OpenAI]: the OpenAI Responses API as Codex calls it
-//     (POST /v1/responses, answered as SSE).
+//     (POST /v1/responses, answered as SSE);
+//   - [Gemini]: the Gemini API (v1beta streamGenerateContent, generateContent,
+//     countTokens) as Gemini CLI's core calls it through @google/genai,
+//     pointed at it by GOOGLE_GEMINI_BASE_URL (text only, no tool calls).
 //
 // Each server replays a queue of [Turn] values, one per model request: plain
 // text, a call of a named MCP tool, a final text that quotes the previous tool

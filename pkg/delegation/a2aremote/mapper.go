@@ -67,6 +67,12 @@ type mapper struct {
 	prevState remote.State
 	prevMsgID string
 	lastMsgID string // raw id of the last status message mapped
+	// turnText is the text of the agent's status messages of the current
+	// turn, in order: what an interrupted state without a message of its
+	// own asks about. A conversational agent (Gemini CLI's A2A server)
+	// streams its answer as working status messages, chunk by chunk, and
+	// ends every turn in input-required without a message.
+	turnText string
 }
 
 func newMapper(t *remote.Transcript, streamText bool) *mapper {
@@ -214,6 +220,7 @@ func (m *mapper) resetStatus() { m.lastStatusKey = "" }
 // snapshot restating the interrupted state is not that state.
 func (m *mapper) beginFollowUp() {
 	m.resetStatus()
+	m.turnText = ""
 	m.awaiting, m.leading = true, true
 	m.prevState, m.prevMsgID = m.t.State(), m.lastMsgID
 }
@@ -268,6 +275,9 @@ func (m *mapper) status(st a2aclient.TaskStatus) []delegation.DelegationEvent {
 		msgID = sanitize.ID(m.t.Redact(st.Message.ID))
 		m.lastMsgID = st.Message.ID
 	}
+	if text != "" && !state.Terminal() && !state.Interrupted() && len(m.turnText) < remote.MaxMessageBytes {
+		m.turnText += text
+	}
 	label := state.Label()
 	key := label + "\x00" + text
 	if key == m.lastStatusKey {
@@ -299,10 +309,16 @@ func (m *mapper) status(st a2aclient.TaskStatus) []delegation.DelegationEvent {
 			return m.t.Finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeRemoteFailed, RemoteStatus: label,
 				Message: "The remote task failed" + remote.Suffix(text)})
 		}
-	case state == remote.StateAuthRequired:
-		m.t.SetQuestion(text) // what the remote says about the authentication it wants
-	case state == remote.StateInputRequired:
-		m.t.SetQuestion(text)
+	case state == remote.StateAuthRequired || state == remote.StateInputRequired:
+		if text == "" {
+			// No message of its own: the question is what the agent said
+			// in this turn.
+			text = sanitize.Text(m.turnText, remote.MaxMessageBytes)
+		}
+		m.t.SetQuestion(text) // for auth-required: what the remote says about the authentication it wants
+		if state == remote.StateAuthRequired {
+			break
+		}
 		if m.t.Config().AllowInput {
 			return []delegation.DelegationEvent{{Kind: delegation.DelegationInputRequired, Status: label, Text: sanitize.Truncate(text, remote.MaxStatusText), RemoteMessageID: msgID, Raw: raw}}
 		}

@@ -419,3 +419,24 @@ func TestMapAgentAdaptorResultWhole(t *testing.T) {
 		t.Errorf("failure %+v", last)
 	}
 }
+
+// An input-required state without a message of its own asks about what the
+// agent said in its turn: a conversational agent (Gemini CLI's A2A server)
+// streams its answer as working status messages, chunk by chunk, and ends
+// every turn so.
+func TestMapInterruptionWithoutMessageAsksAboutTheTurn(t *testing.T) {
+	m := testMapper(nil, true, true, 0)
+	m.Map(status(a2a.TaskStateWorking, "Gemini her"))
+	m.Map(status(a2a.TaskStateWorking, "e: offline."))
+	evs := m.Map(status(a2a.TaskStateInputRequired, ""))
+	if len(evs) != 1 || evs[0].Kind != delegation.DelegationInputRequired || evs[0].Text != "Gemini here: offline." || m.t.Question() != "Gemini here: offline." {
+		t.Fatalf("events %+v question %q", evs, m.t.Question())
+	}
+	// The next turn starts afresh.
+	m.beginFollowUp()
+	m.Map(status(a2a.TaskStateWorking, "Second."))
+	m.Map(status(a2a.TaskStateInputRequired, ""))
+	if m.t.Question() != "Second." {
+		t.Errorf("second turn's question %q", m.t.Question())
+	}
+}
