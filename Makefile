@@ -48,10 +48,12 @@ test: deps lint gotest ui-test ui-check fuzz
 
 # The end-to-end relay benchmark (bench/e2e/README.md): the project (also with
 # parent.nice: project-nice), a bare Go relay and the @ag-ui/a2a peer against
-# one @a2a-js/sdk remote, at 1, 10, 100
-# and 1,000 concurrent delegations plus one 20,000-chunk delegation; takes
-# several minutes. It rewrites the generated section of docs/benchmarks.md and
-# leaves results, logs and a CPU profile of serve in bench/e2e/out.
+# one @a2a-js/sdk remote, at 1, 10, 100 and 1,000 concurrent delegations (one
+# per run), in the fan-out shapes 10 runs x 10 and 10 runs x 100 concurrent
+# delegations, the fixed cost per run and per delegation, plus one
+# 20,000-chunk delegation; takes several minutes. It rewrites the generated
+# section of docs/benchmarks.md and leaves results, logs and a CPU profile of
+# serve in bench/e2e/out.
 # BENCH_E2E_FLAGS adds flags, e.g. BENCH_E2E_FLAGS="-levels 1,10,100".
 BENCH_E2E_FLAGS ?=
 bench-e2e:
@@ -60,7 +62,8 @@ bench-e2e:
 	bench/e2e/out/bin/bench-e2e -doc docs/benchmarks.md -cpuprofile bench/e2e/out/serve-cpu.pprof \
 		-command "make bench-e2e$(if $(BENCH_E2E_FLAGS), BENCH_E2E_FLAGS='$(BENCH_E2E_FLAGS)')" $(BENCH_E2E_FLAGS)
 
-# A short run of the same harness (seconds): 1 and 10 concurrent, no doc.
+# A short run of the same harness (a minute or so): 1 and 10 concurrent, a
+# 2 x 10 fan-out of 100-chunk delegations, a small fixed-cost pass; no doc.
 bench-e2e-quick:
 	$(GO) build -o bench/e2e/out/bin/bench-e2e ./bench/e2e
-	bench/e2e/out/bin/bench-e2e -levels 1,10 -min-runs 5 -long 2000 $(BENCH_E2E_FLAGS)
+	bench/e2e/out/bin/bench-e2e -levels 1,10 -min-runs 5 -long 2000 -fanout 2x10 -fanout-chunks 100 -fixed-runs 20 $(BENCH_E2E_FLAGS)

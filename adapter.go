@@ -86,8 +86,13 @@ type Invocation struct {
 	Env map[string]string
 	// Dir is the working directory; default the request's WorkDir.
 	Dir string
-	// Parser turns the child's stdout into payloads. Required.
+	// Parser turns the child's stdout into payloads. Exactly one of Parser
+	// and Conversation is set.
 	Parser Parser
+	// Conversation, instead of Parser, drives a child that the run talks to
+	// over its stdin and stdout while it runs (docs/design.md#conversations).
+	// The child then gets a pipe as stdin instead of /dev/null.
+	Conversation Conversation
 	// Cleanup, if set, runs once after the process has exited (and before
 	// TempDir is removed), whatever the outcome.
 	Cleanup func() error

@@ -31,6 +31,7 @@ type runConfig struct {
 	workDir      string
 	env          map[string]string
 	envAllow     []string
+	envDeny      []string
 	isolateEnv   bool
 	timeout      time.Duration
 	model        string
@@ -101,11 +102,35 @@ func WithEnv(env map[string]string) RunOption {
 }
 
 // WithEnvAllowList isolates the child from the host environment: only the
-// named host variables (plus the SDK's and WithEnv's additions) are passed.
-// By default the child inherits the whole host environment, so the user's own
-// CLI configuration and credentials apply.
+// named host variables are passed, plus PATH, HOME and what the adapter
+// declares it needs ([EnvNeeder]), plus the run's own variables (the run id
+// and token, runtime-service variables, WithEnv, the adapter's
+// Invocation.Env). A name may hold '*' for any run of characters
+// ("ANTHROPIC_*"). By default the child inherits the whole host
+// environment, so the user's own CLI configuration and credentials apply.
+// [WithEnvDeny] wins over the allow list. Each use adds to the list.
 func WithEnvAllowList(names ...string) RunOption {
 	return func(c *runConfig) { c.isolateEnv = true; c.envAllow = append(c.envAllow, names...) }
+}
+
+// WithEnvDeny keeps the named host variables from the child, and so from
+// everything it spawns, whether the child inherits the whole host
+// environment or only an allow list ([WithEnvAllowList]): a denied name is
+// never inherited. Use it for the host's own secrets, which the agent CLI,
+// running commands as it does, could otherwise read from its environment:
+// the variables the host's auth references name, credential-carrying
+// variables such as OTEL_EXPORTER_OTLP_HEADERS (docs/design.md#secrets).
+//
+// A name may hold '*' for any run of characters
+// ("OTEL_EXPORTER_OTLP_*HEADERS"). Only inherited variables are removed:
+// the run's own additions (the run id and token, runtime-service variables,
+// WithEnv, the adapter's Invocation.Env) are always passed. Each use adds
+// to the list, so a run's own options can extend the SDK defaults' deny
+// list (WithRunDefaults) but never shorten it. An entry that is not a
+// variable name is a *ConfigError (from Start; from New when given through
+// WithRunDefaults).
+func WithEnvDeny(names ...string) RunOption {
+	return func(c *runConfig) { c.envDeny = append(c.envDeny, names...) }
 }
 
 // WithTimeout bounds the run; when it expires the run is stopped and fails

@@ -83,6 +83,8 @@ type run struct {
 	cmd      *exec.Cmd
 	stdout   *os.File
 	stderr   *os.File
+	stdin    *os.File      // write end of the child's stdin (conversations only)
+	conv     *conversation // set when the adapter drives a Conversation
 	result   *RunResult
 	ctx      context.Context
 	timeout  *time.Timer // the run's timeout, stopped when the run ends
@@ -121,6 +123,12 @@ func (s *SDK) Start(ctx context.Context, prompt string, opts ...RunOption) (*Run
 		return nil, &ConfigError{Field: "WithTimeout", Reason: "must not be negative"}
 	}
 	if err := checkNice(cfg.nice); err != nil {
+		return nil, err
+	}
+	if err := checkEnvPatterns("WithEnvAllowList", cfg.envAllow); err != nil {
+		return nil, err
+	}
+	if err := checkEnvPatterns("WithEnvDeny", cfg.envDeny); err != nil {
 		return nil, err
 	}
 	mcp := append([]MCPServerSpec(nil), s.defaultMCP...)
@@ -285,8 +293,8 @@ func (r *run) setup(ctx context.Context) *Failure {
 		}
 		return &Failure{Code: code, Message: r.redact(err.Error()), Err: err}
 	}
-	if inv == nil || inv.Parser == nil || inv.Path == "" {
-		return &Failure{Code: FailureInvalidConfig, Message: fmt.Sprintf("adapter %q prepared no command or parser", r.adapter.Name())}
+	if inv == nil || (inv.Parser == nil) == (inv.Conversation == nil) || inv.Path == "" {
+		return &Failure{Code: FailureInvalidConfig, Message: fmt.Sprintf("adapter %q prepared no command, or not exactly one of a parser and a conversation", r.adapter.Name())}
 	}
 	r.inv = inv
 	if err := r.checkNoSecretInArgv(); err != nil {
@@ -315,29 +323,6 @@ func (r *run) checkNoSecretInArgv() error {
 	return nil
 }
 
-func (r *run) childEnv() []string {
-	m := map[string]string{}
-	if r.cfg.isolateEnv {
-		allow := map[string]bool{"PATH": true}
-		for _, n := range r.cfg.envAllow {
-			allow[n] = true
-		}
-		for _, kv := range os.Environ() {
-			k, v, _ := strings.Cut(kv, "=")
-			if allow[k] {
-				m[k] = v
-			}
-		}
-	} else {
-		for _, kv := range os.Environ() {
-			k, v, _ := strings.Cut(kv, "=")
-			m[k] = v
-		}
-	}
-	maps.Copy(m, r.env)
-	return sortedEnv(m)
-}
-
 func (r *run) startProcess(ctx context.Context) *Failure {
 	if err := ctx.Err(); err != nil {
 		return &Failure{Code: FailureCancelled, Message: "the run was cancelled before its process started", Err: err}
@@ -360,15 +345,34 @@ func (r *run) startProcess(ctx context.Context) *Failure {
 	}
 	cmd.Stdout = outW
 	cmd.Stderr = errW
-	// Stdin stays nil (/dev/null): an open pipe makes some CLIs wait for input.
+	// Stdin stays nil (/dev/null): an open pipe makes some CLIs wait for
+	// input. A conversation's child gets a pipe: the run talks to it.
+	var inR, inW *os.File
+	if r.inv.Conversation != nil {
+		if inR, inW, err = os.Pipe(); err != nil {
+			outR.Close()
+			outW.Close()
+			errR.Close()
+			errW.Close()
+			return &Failure{Code: FailureStart, Message: err.Error(), Err: err}
+		}
+		cmd.Stdin = inR
+	}
 	err = startInGroup(cmd, r.cfg.nice)
 	outW.Close()
 	errW.Close()
+	if inR != nil {
+		inR.Close()
+	}
 	if err != nil {
 		outR.Close()
 		errR.Close()
+		if inW != nil {
+			inW.Close()
+		}
 		return &Failure{Code: FailureStart, Message: fmt.Sprintf("starting %s: %v", r.inv.Path, err), Err: err}
 	}
+	r.stdin = inW
 	cmd.Env = nil // the child has its environment: not kept for the run's life
 	r.cmd, r.stdout, r.stderr = cmd, outR, errR
 	r.result.Timings.Started = time.Now()
@@ -391,19 +395,27 @@ func (r *run) parserEmit(p StreamPayload) {
 func (r *run) supervise() {
 	var stdout, stderr capBuffer
 	stdout.limit, stderr.limit = r.cfg.rawLimit, r.cfg.rawLimit
+	pid := r.cmd.Process.Pid
+	sig := &groupSignaller{pid: pid}
+	if r.inv.Conversation != nil {
+		// Created before the readers start: readStdout feeds it lines.
+		r.conv = newConversation(r.inv.Conversation, sig, r.cfg.grace, r.stdin)
+	}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); r.readStdout(&stdout) }()
 	go func() { defer wg.Done(); readAll(r.stderr, &stderr) }()
+	if r.conv != nil {
+		r.conv.start(r.parserEmit)
+	}
 
 	// This goroutine waits for the child itself (waitExit: through the
 	// netpoller where the OS allows, so no thread is blocked per child). A
 	// cancellation is handled when it happens, by a function of the run's
-	// context: RunCancelling, SIGINT, and SIGKILL when the grace ends. It is
-	// stopped, or waited for, and its kill timer stopped, before the child
-	// is reaped, so that nothing signals a reused pid.
-	pid := r.cmd.Process.Pid
-	sig := &groupSignaller{pid: pid}
+	// context: RunCancelling, then SIGINT, and SIGKILL when the grace ends
+	// (a conversation is first asked to stop its work; see conversation).
+	// It is stopped, or waited for, and its kill timer stopped, before the
+	// child is reaped, so that nothing signals a reused pid.
 	cancelled := make(chan struct{})
 	stopCancel := context.AfterFunc(r.ctx, func() {
 		defer close(cancelled)
@@ -412,11 +424,18 @@ func (r *run) supervise() {
 				o.RunCancelling()
 			}
 		}
+		if r.conv != nil {
+			r.conv.interrupt()
+			return
+		}
 		sig.interrupt(r.cfg.grace)
 	})
 	reaped := waitExit(r.cmd)
 	if !stopCancel() {
 		<-cancelled
+	}
+	if r.conv != nil {
+		r.conv.childExited()
 	}
 	sig.exited()
 	// The leader is gone; whatever it left in its group goes too.
@@ -442,7 +461,16 @@ func (r *run) supervise() {
 
 	st := exitStatus(r.cmd.ProcessState)
 	st.Stderr = stderr.buf
-	outcome := r.inv.Parser.Finish(st, r.parserEmit)
+	var outcome Outcome
+	var convErr error
+	convFirst := false
+	if r.conv != nil {
+		convErr = r.conv.wait()
+		convFirst = r.conv.completedFirst()
+		outcome = r.inv.Conversation.Finish(st, r.parserEmit)
+	} else {
+		outcome = r.inv.Parser.Finish(st, r.parserEmit)
+	}
 
 	res := r.result
 	res.ExitCode = st.Code
@@ -469,9 +497,14 @@ func (r *run) supervise() {
 			f.ExitCode = st.Code
 		}
 		res.Failure = &f
-	case st.Code != 0:
+	case st.Code != 0 && !convFirst:
+		// A conversation that was over before the SDK ended the child is
+		// not failed by how the child took that; one that was cut short is.
 		res.Status = StatusFailed
 		res.Failure = &Failure{Code: FailureExit, ExitCode: st.Code, Message: r.redact(exitMessage(st))}
+	case convErr != nil:
+		res.Status = StatusFailed
+		res.Failure = &Failure{Code: FailureProtocol, ExitCode: st.Code, Message: r.redact(convErr.Error()), Err: convErr}
 	default:
 		res.Status = StatusCompleted
 	}
@@ -680,7 +713,9 @@ func (r *run) readStdout(raw *capBuffer) {
 			}})
 		} else {
 			l := bytes.TrimRight(line, "\r")
-			if len(bytes.TrimSpace(l)) > 0 {
+			if len(bytes.TrimSpace(l)) > 0 && r.conv != nil {
+				r.conv.line(l)
+			} else if len(bytes.TrimSpace(l)) > 0 {
 				if err := r.inv.Parser.ParseLine(l, r.parserEmit); err != nil {
 					excerpt := l
 					if len(excerpt) > 200 {

@@ -24,7 +24,8 @@ type SDK struct {
 
 // New returns an SDK with the given adapters and defaults. It fails with a
 // *ConfigError on duplicate adapter names, an unknown default adapter, an
-// invalid default MCP server or a default WithNice out of range.
+// invalid default MCP server, a default WithNice out of range or a default
+// WithEnvAllowList or WithEnvDeny entry that is not a variable name.
 func New(opts ...SDKOption) (*SDK, error) {
 	cfg := sdkConfig{releaseTimeout: DefaultReleaseTimeout}
 	for _, o := range opts {
@@ -67,6 +68,12 @@ func New(opts ...SDKOption) (*SDK, error) {
 		o(&rc)
 	}
 	if err := checkNice(rc.nice); err != nil {
+		return nil, err
+	}
+	if err := checkEnvPatterns("WithEnvAllowList", rc.envAllow); err != nil {
+		return nil, err
+	}
+	if err := checkEnvPatterns("WithEnvDeny", rc.envDeny); err != nil {
 		return nil, err
 	}
 	s.defaultMCP = cfg.defaultMCP

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs, idempotently: Go modules, the
-# pinned npm packages (AG-UI schemas and client, @a2a-js/sdk, the real claude
-# and codex CLIs) and staticcheck. Safe to run again: it only does work when
-# something is missing or the lock file changed.
+# pinned npm packages (AG-UI schemas and client, @a2a-js/sdk, the real claude,
+# codex, gemini and codex-acp CLIs) and staticcheck. Safe to run again: it
+# only does work when something is missing or the lock file changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +22,17 @@ fi
 if ! node_modules/.bin/claude --version >/dev/null 2>&1; then
   echo "deps: installing the claude native binary"
   node node_modules/@anthropic-ai/claude-code/install.cjs
+fi
+
+# codex-acp's launcher runs the native binary of its platform package, an
+# optional dependency: npm ci skips one that fails to install without
+# failing, so check it runs and fetch it (the pinned version) if not.
+if ! node_modules/.bin/codex-acp --help >/dev/null 2>&1; then
+  ver=$(node -p 'require("./node_modules/@zed-industries/codex-acp/package.json").version')
+  plat=$(node -p 'process.platform + "-" + process.arch')
+  echo "deps: installing the codex-acp native binary (@zed-industries/codex-acp-$plat@$ver)"
+  npm install --no-save --no-audit --no-fund "@zed-industries/codex-acp-$plat@$ver"
+  node_modules/.bin/codex-acp --help >/dev/null
 fi
 
 # Debian's Chromium for the browser end-to-end test (playwright-core never

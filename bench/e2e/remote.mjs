@@ -8,10 +8,12 @@
 //   interval_ms=I pause between chunks; 0 only yields to the event loop
 //                 (setImmediate) so that the SDK writes as it goes (default 20)
 //   size=S        bytes of text per chunk, marker included (default 48)
+//   stream=J      tags the markers with J, so that a client reading several
+//                 streams in one response (fan-out) tells them apart
 // Each execution publishes: the Task (submitted), status working, N updates of
 // one artifact named "assistant-output" (append after the first, lastChunk on
 // the last), then status completed. Chunk i's text is padding followed by the
-// marker "~c<i>:<ns>~", where ns is process.hrtime.bigint() (CLOCK_MONOTONIC,
+// marker "~c<i>:<ns>~" ("~c<i>:<ns>:<J>~" with stream=J), where ns is process.hrtime.bigint() (CLOCK_MONOTONIC,
 // nanoseconds) read just before the event is published: the load client reads
 // the same clock when the relayed frame arrives.
 //
@@ -52,9 +54,10 @@ function param(text, name, def) {
   return m ? Number(m[1]) : def;
 }
 
-// chunkText returns S bytes: padding, then the marker of chunk i sent at ns.
-function chunkText(i, ns, size) {
-  const marker = `~c${i}:${ns}~`;
+// chunkText returns S bytes: padding, then the marker of chunk i of stream
+// tag (or untagged: -1) sent at ns.
+function chunkText(i, ns, size, tag) {
+  const marker = tag >= 0 ? `~c${i}:${ns}:${tag}~` : `~c${i}:${ns}~`;
   return marker.length >= size ? marker : 'x'.repeat(size - marker.length - 1) + ' ' + marker;
 }
 
@@ -87,6 +90,7 @@ class ChunkExecutor {
     const n = param(text, 'chunks', 50);
     const interval = param(text, 'interval_ms', 20);
     const size = param(text, 'size', 48);
+    const tag = param(text, 'stream', -1);
     bus.publish(AgentEvent.task({
       id: taskId, contextId, artifacts: [], history: [ctx.userMessage], metadata: undefined,
       status: { state: TaskState.SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
@@ -98,7 +102,7 @@ class ChunkExecutor {
       const ns = process.hrtime.bigint();
       bus.publish(AgentEvent.artifactUpdate({
         taskId, contextId, append: i > 0, lastChunk: i === n - 1, metadata: undefined,
-        artifact: { artifactId, name: 'assistant-output', description: '', parts: [textPart(chunkText(i, ns, size))], metadata: undefined, extensions: [] },
+        artifact: { artifactId, name: 'assistant-output', description: '', parts: [textPart(chunkText(i, ns, size, tag))], metadata: undefined, extensions: [] },
       }));
       await sleep(interval);
     }

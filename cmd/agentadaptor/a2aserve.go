@@ -9,12 +9,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/httpguard"
 	"github.com/seed0634/agentadaptor/internal/telemetry"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
@@ -48,12 +48,15 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	name := fs.String("name", "", "agent name on the card (default agentadaptor-<adapter>)")
 	description := fs.String("description", "", "agent description on the card")
 	publicURL := fs.String("public-url", "", "URL clients reach this server at, written into the card's interface URLs (default: http://<listen address>)")
+	maxConns := fs.Int("max-connections", httpguard.DefaultMaxConnections, "connections served at once on each listener; beyond it a new one waits until another closes")
 	var allowedHosts, authTokens stringList
 	fs.Var(&allowedHosts, "allowed-host", "a Host name this server answers to besides loopback, the --addr host and the --public-url host (repeatable)")
 	fs.Var(&authTokens, "auth-token", "require a bearer token, given as a reference: env:NAME or file:/path, never the token itself (repeatable; each token is its own principal)")
 	scenario := fs.String("scenario", "", "scenario file (scripted adapter)")
 	model := fs.String("model", "", "model, in the CLI's naming")
-	binary := fs.String("binary", "", "the CLI executable (default: the adapter's usual name on PATH)")
+	binary := fs.String("binary", "", "the CLI executable (default: the adapter's usual name on PATH; required for acp)")
+	var agentArgs stringList
+	fs.Var(&agentArgs, "arg", "an argument of the agent (acp adapter, repeatable), e.g. --arg=--experimental-acp")
 	workDir := fs.String("work-dir", "", "working directory of the agent (default: current)")
 	timeout := fs.Duration("timeout", 0, "stop each turn after this long (0 = no limit)")
 	maxActive := fs.Int("max-active-tasks", 8, "task turns (agent CLI processes) running at once; beyond it a new message is refused (HTTP+JSON 429 with Retry-After), running tasks are unaffected")
@@ -82,6 +85,14 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if *maxActive < 1 {
 		return usageErr("--max-active-tasks %d: must be at least 1", *maxActive)
 	}
+	// Keep the processes we start from reading our environment and memory.
+	if err := hideProcess(); err != nil {
+		fmt.Fprintf(stderr, "agentadaptor a2a serve: making the process non-dumpable: %v\n", err)
+		return 1
+	}
+	if *maxConns <= 0 {
+		return usageErr("--max-connections %d: must be at least 1", *maxConns)
+	}
 	tokens, err := resolveAuthTokens(authTokens)
 	if err != nil {
 		return usageErr("%v", err)
@@ -108,7 +119,10 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 	}
 
-	adapter, err := newAdapter(adapterSpec{Name: *adapterName, Scenario: *scenario, Binary: *binary})
+	if len(agentArgs) > 0 && *adapterName != "acp" {
+		return usageErr("--arg is for the acp adapter only")
+	}
+	adapter, err := newAdapter(adapterSpec{Name: *adapterName, Scenario: *scenario, Binary: *binary, Args: agentArgs})
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -121,7 +135,10 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	defer shutdownTracing(tracing, stderr, "a2a serve")
 	tel := telemetry.NewA2AServe(tracing)
 	logger := slog.New(telemetry.LogHandler(slog.NewTextHandler(stderr, nil)))
-	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(adapter), agentadaptor.WithLogger(logger))
+	// The agent CLIs, and everything they run, inherit neither the
+	// tokens' variables nor the tracing exporter's credentials.
+	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(adapter), agentadaptor.WithLogger(logger),
+		agentadaptor.WithRunDefaults(agentadaptor.WithEnvDeny(append(envRefNames(authTokens), host.CredentialEnv...)...)))
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -142,6 +159,7 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 1
 	}
 	defer ln.Close()
+	ln = httpguard.LimitListener(ln, *maxConns)
 	if public == nil {
 		public = &url.URL{Scheme: "http", Host: ln.Addr().String()}
 	}
@@ -153,6 +171,7 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			return 1
 		}
 		defer gln.Close()
+		gln = httpguard.LimitListener(gln, *maxConns)
 		_, port, _ := net.SplitHostPort(gln.Addr().String())
 		cardGRPC = net.JoinHostPort(public.Hostname(), port)
 	}
@@ -236,9 +255,8 @@ func newA2AHTTPServer(h http.Handler) *http.Server {
 }
 
 // resolveAuthTokens resolves each --auth-token reference into the token
-// it names; the reference itself is the principal. An env: reference's
-// variable is removed from this process's environment once read, so that
-// the agent CLIs (and their tools) do not inherit it. Errors name the
+// it names; the reference itself is the principal. (The agent CLIs do not
+// inherit an env: reference's variable: see envRefNames.) Errors name the
 // reference, never a token: an argument that is not a reference is
 // refused without being repeated, because it may be a token.
 func resolveAuthTokens(refs []string) (map[string]string, error) {
@@ -259,11 +277,20 @@ func resolveAuthTokens(refs []string) (map[string]string, error) {
 			return nil, fmt.Errorf("--auth-token %s is given twice", ref)
 		}
 		tokens[ref] = authref.Secret(cred)
-		if name, ok := strings.CutPrefix(ref, "env:"); ok {
-			_ = os.Unsetenv(name)
-		}
 	}
 	return tokens, nil
+}
+
+// envRefNames are the variables the env: references among refs name: the
+// agent CLIs never inherit them (agentadaptor.WithEnvDeny).
+func envRefNames(refs []string) []string {
+	var out []string
+	for _, ref := range refs {
+		if name, ok := strings.CutPrefix(ref, "env:"); ok {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // loopbackAddr reports whether a listen address binds loopback only.

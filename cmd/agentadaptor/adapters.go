@@ -8,6 +8,7 @@ import (
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/pkg/adapters/acp"
 	"github.com/seed0634/agentadaptor/pkg/adapters/claude"
 	"github.com/seed0634/agentadaptor/pkg/adapters/codex"
 	"github.com/seed0634/agentadaptor/pkg/adapters/cursor"
@@ -19,9 +20,16 @@ type adapterSpec struct {
 	Name     string
 	Scenario string
 	Binary   string
+	// BinarySetting names where the user sets Binary, for the hint when the
+	// CLI is missing ("--binary" on the command line, "parent.binary" in a
+	// host config).
+	BinarySetting string
 	// PermissionMode and AllowedTools configure a Claude parent.
 	PermissionMode string
 	AllowedTools   []string
+	// Args and Permissions configure an ACP agent.
+	Args        []string
+	Permissions acp.Permissions
 }
 
 // adapterFactories builds each adapter the binary offers.
@@ -34,6 +42,17 @@ var adapterFactories = map[string]func(adapterSpec) (agentadaptor.Adapter, error
 	},
 	"cursor": func(s adapterSpec) (agentadaptor.Adapter, error) {
 		return cursor.New(cursor.Config{Binary: s.Binary})
+	},
+	"acp": func(s adapterSpec) (agentadaptor.Adapter, error) {
+		if s.Binary == "" {
+			return nil, fmt.Errorf("the acp adapter needs the agent's executable: --binary PATH (parent.binary in a host config), e.g. gemini with --arg=--experimental-acp")
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("locating this binary for the MCP stdio bridge: %w", err)
+		}
+		return acp.New(acp.Config{Binary: s.Binary, Args: s.Args, Permissions: s.Permissions,
+			StdioBridge: &acp.StdioBridge{Command: exe, Args: []string{bridgeCommand}}})
 	},
 	"scripted": func(s adapterSpec) (agentadaptor.Adapter, error) {
 		return scripted.New(scripted.Config{Scenario: s.Scenario, StateDir: filepath.Join(os.TempDir(), "agentadaptor-scripted")})
@@ -51,9 +70,10 @@ func adapterNames() []string {
 
 // installHints say how to get each CLI when it is missing.
 var installHints = map[string]string{
-	"claude": "install Claude Code (npm install -g @anthropic-ai/claude-code) or point --binary / parent.binary at it",
-	"codex":  "install Codex (npm install -g @openai/codex) or point --binary / parent.binary at it",
-	"cursor": "install the Cursor CLI (https://cursor.com/cli) or point --binary / parent.binary at it",
+	"claude": "install Claude Code (npm install -g @anthropic-ai/claude-code)",
+	"codex":  "install Codex (npm install -g @openai/codex)",
+	"cursor": "install the Cursor CLI (https://cursor.com/cli)",
+	"acp":    "install the ACP agent (e.g. npm install -g @google/gemini-cli)",
 }
 
 // newAdapter builds the named adapter and checks, for the real CLIs, that
@@ -70,7 +90,11 @@ func newAdapter(s adapterSpec) (agentadaptor.Adapter, error) {
 	}
 	if b, ok := a.(interface{ Binary() (string, error) }); ok {
 		if _, err := b.Binary(); err != nil {
-			return nil, fmt.Errorf("the %s CLI was not found: %v; %s", s.Name, err, installHints[s.Name])
+			setting := s.BinarySetting
+			if setting == "" {
+				setting = "--binary"
+			}
+			return nil, fmt.Errorf("the %s CLI was not found: %v; %s or point %s at it", s.Name, err, installHints[s.Name], setting)
 		}
 	}
 	return a, nil
@@ -78,5 +102,7 @@ func newAdapter(s adapterSpec) (agentadaptor.Adapter, error) {
 
 // parentAdapter builds a host's parent adapter from its config.
 func parentAdapter(p hostconfig.Parent) (agentadaptor.Adapter, error) {
-	return newAdapter(adapterSpec{Name: p.Adapter, Scenario: p.Scenario, Binary: p.Binary, PermissionMode: p.PermissionMode, AllowedTools: p.AllowedTools})
+	return newAdapter(adapterSpec{Name: p.Adapter, Scenario: p.Scenario, Binary: p.Binary, BinarySetting: "parent.binary in the config",
+		PermissionMode: p.PermissionMode, AllowedTools: p.AllowedTools,
+		Args: p.Args, Permissions: acp.Permissions{Allow: p.Permissions.Allow, Deny: p.Permissions.Deny}})
 }

@@ -44,6 +44,9 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return 0
 	}
+	if args[0] == bridgeCommand { // hidden: run by ACP agents, not by people
+		return bridgeCmd(ctx, args[1:], os.Stdin, os.Stdout, stderr)
+	}
 	if args[0] == "--version" || args[0] == "-version" {
 		return versionCmd(ctx, nil, stdout, stderr)
 	}
@@ -60,6 +63,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		w := stderr
 		if help {
 			w = stdout
+		} else if len(args) > 1 {
+			fmt.Fprintf(stderr, "agentadaptor: unknown command %q; the %s commands are:\n", strings.Join(args[:2], " "), args[0])
 		}
 		fmt.Fprintf(w, "Usage: agentadaptor %s COMMAND [flags]\n\nCommands:\n", args[0])
 		for _, n := range group {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
+	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 )
 
 func init() {
@@ -24,12 +25,19 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	stream := fs.Bool("stream", false, "ask the CLI for partial output (text deltas)")
 	scenario := fs.String("scenario", "", "scenario file (scripted adapter)")
 	model := fs.String("model", "", "model, in the CLI's naming")
-	binary := fs.String("binary", "", "the CLI executable (default: the adapter's usual name on PATH)")
+	binary := fs.String("binary", "", "the CLI executable (default: the adapter's usual name on PATH; required for acp)")
+	var agentArgs stringList
+	fs.Var(&agentArgs, "arg", "an argument of the agent (acp adapter, repeatable), e.g. --arg=--experimental-acp")
 	sessionKey := fs.String("session-key", "", "session key; runs with the same key resume the CLI session, across invocations")
 	stateDir := fs.String("state-dir", defaultStateDir(), "where --session-key remembers sessions")
 	workDir := fs.String("work-dir", "", "working directory of the agent (default: current)")
 	timeout := fs.Duration("timeout", 0, "stop the run after this long (0 = no limit)")
 	result := fs.Bool("result", false, "print the RunResult as a final JSON line")
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprintf(fs.Output(), "\nExit codes: 0 completed, 1 failed or cancelled, 2 usage or configuration error, %d input_required (the agent asks; answer in a next run with the same --session-key).\n", ExitInputRequired)
+	}
 	prompt, code, done := parseInterspersed(fs, args, stdout, stderr)
 	if done {
 		return code
@@ -50,7 +58,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentadaptor run: the scripted adapter needs --scenario FILE")
 		return 2
 	}
-	adapter, err := newAdapter(adapterSpec{Name: *adapterName, Scenario: *scenario, Binary: *binary})
+	if len(agentArgs) > 0 && *adapterName != "acp" {
+		fmt.Fprintln(stderr, "agentadaptor run: --arg is for the acp adapter only")
+		return 2
+	}
+	adapter, err := newAdapter(adapterSpec{Name: *adapterName, Scenario: *scenario, Binary: *binary, Args: agentArgs})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentadaptor run: %v\n", err)
 		return 2
@@ -86,7 +98,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	enc := json.NewEncoder(stdout)
+	question, asked := "", false
 	for p := range h.StreamEvents() {
+		if p.Name == scripted.PayloadInputRequired {
+			asked = true
+			question, _ = p.Raw["text"].(string)
+		}
 		if err := enc.Encode(p); err != nil {
 			fmt.Fprintf(stderr, "agentadaptor run: writing output: %v\n", err)
 			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -107,8 +124,21 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentadaptor run: run %s %s: %v\n", res.RunID, res.Status, res.Failure)
 		return 1
 	}
+	if asked {
+		// The turn ended waiting for the user: not an answer, not a failure.
+		resume := "run again with the same --session-key and the answer as PROMPT"
+		if *sessionKey == "" {
+			resume = "give --session-key KEY to answer it in a next run"
+		}
+		fmt.Fprintf(stderr, "agentadaptor run: run %s input_required: the agent asks %q; %s\n", res.RunID, question, resume)
+		return ExitInputRequired
+	}
 	return 0
 }
+
+// ExitInputRequired is run's exit code when the run ended waiting for the
+// user's input (a scripted ask: step): the turn is over without an answer.
+const ExitInputRequired = 3
 
 // parseInterspersed parses flags that may come before or after the
 // positional arguments ("run PROMPT --stream" as well as "run --stream

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,10 +30,25 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "agentadaptor serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	// Keep the processes we start from reading our environment and memory.
+	if err := hideProcess(); err != nil {
+		fmt.Fprintf(stderr, "agentadaptor serve: making the process non-dumpable: %v\n", err)
+		return 1
+	}
 	var cfg *hostconfig.Config
 	if *configPath != "" {
 		var err error
 		if cfg, err = hostconfig.Load(*configPath); err != nil {
+			fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
+			return 2
+		}
+		// Every env:/file: reference resolves now or serve stops, naming
+		// the reference (never its value).
+		if err := cfg.ResolveRefs(); err != nil {
+			var ce *hostconfig.Error
+			if errors.As(err, &ce) {
+				ce.File = *configPath
+			}
 			fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
 			return 2
 		}
@@ -56,6 +72,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
 		return 1
 	}
+	ln = h.LimitListener(ln) // max_connections
 	srv := h.Server()
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(stderr, "agentadaptor serve: listening on %s\n", base)

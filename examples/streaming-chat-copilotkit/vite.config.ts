@@ -23,7 +23,7 @@ export default defineConfig({
   },
   server: {
     // `npm run dev` proxies the host's API to a running `agentadaptor serve`.
-    proxy: { "/agui": "http://127.0.0.1:8080", "/healthz": "http://127.0.0.1:8080" },
+    proxy: Object.fromEntries(["/agui", "/healthz", "/session", "/login", "/logout"].map((p) => [p, "http://127.0.0.1:8080"])),
   },
   test: {
     include: ["test/**/*.test.{ts,tsx}"],

@@ -12,7 +12,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -25,6 +28,12 @@ import (
 // opens the stream with RUN_STARTED and ends it with RUN_FINISHED when the
 // task reaches a terminal state (RUN_ERROR otherwise). Nothing else: no
 // parent process, no MCP, no bus, no mux, no replay, no policy.
+//
+// A task text with "fanout=D" makes it a fan-out relay: it sends D such
+// requests at once (the text without fanout=, plus " stream=j"), relays
+// all of them into the one response (a frame at a time, each flushed),
+// ends each with a CUSTOM subagent.finished and the run with RUN_FINISHED
+// when all are completed.
 
 // bareInput is the part of a RunAgentInput the bare relay reads.
 type bareInput struct {
@@ -95,29 +104,24 @@ func NewBareRelay(remote string) http.Handler {
 				_ = json.Unmarshal(m.Content, &text)
 			}
 		}
-		req, _ := json.Marshal(map[string]any{
-			"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
-			"params": map[string]any{"message": map[string]any{
-				"messageId": newID(), "role": "ROLE_USER", "parts": []map[string]string{{"text": text}},
-			}},
-		})
-		hreq, _ := http.NewRequestWithContext(r.Context(), http.MethodPost, remote+"/jsonrpc", bytes.NewReader(req))
-		hreq.Header.Set("Content-Type", "application/json")
-		hreq.Header.Set("Accept", "text/event-stream")
-		hreq.Header.Set("A2A-Version", "1.0")
-		resp, err := client.Do(hreq)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
+		fanout := 0
+		if m := fanoutParam.FindStringSubmatchIndex(text); m != nil {
+			fanout, _ = strconv.Atoi(text[m[2]:m[3]])
+			text = strings.TrimSpace(text[:m[0]] + text[m[1]:])
 		}
-		defer resp.Body.Close()
 		fl, _ := w.(http.Flusher)
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
-		w.WriteHeader(http.StatusOK)
+		var mu sync.Mutex // one frame at a time (fan-out streams share the response)
 		bw := bufio.NewWriterSize(w, 4096)
-		id := 0
+		id, headerOut := 0, false
 		frame := func(data []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !headerOut {
+				w.WriteHeader(http.StatusOK)
+				headerOut = true
+			}
 			id++
 			bw.WriteString("id: ")
 			bw.WriteString(strconv.Itoa(id))
@@ -129,57 +133,117 @@ func NewBareRelay(remote string) http.Handler {
 				fl.Flush()
 			}
 		}
-		frame(fmt.Appendf(nil, `{"type":"RUN_STARTED","threadId":%q,"runId":%q}`, in.ThreadID, in.RunID))
-		var out bareDelta
-		out.Type, out.Name = "CUSTOM", "subagent.text.delta"
-		out.Value.RunID, out.Value.DelegationID = in.RunID, "del-"+newID()
-		rd := bufio.NewReaderSize(resp.Body, 64<<10)
-		var line []byte
-		for {
-			chunk, err := rd.ReadSlice('\n')
-			line = append(line, chunk...)
-			if errors.Is(err, bufio.ErrBufferFull) {
-				continue
-			}
+		if fanout < 1 {
+			// One remote stream, as in the one-delegation levels.
+			resp, err := bareRequest(r.Context(), client, remote, text)
 			if err != nil {
-				frame(fmt.Appendf(nil, `{"type":"RUN_ERROR","message":%q}`, "remote stream ended without a terminal state"))
+				http.Error(w, err.Error(), http.StatusBadGateway)
 				return
 			}
-			data, ok := bytes.CutPrefix(line, []byte("data:"))
-			line = line[:0]
-			if !ok {
-				continue
-			}
-			var ev a2aStreamEvent
-			if err := json.Unmarshal(data, &ev); err != nil {
-				continue
-			}
-			switch res := ev.Result; {
-			case ev.Error != nil:
-				frame(fmt.Appendf(nil, `{"type":"RUN_ERROR","message":%q}`, ev.Error.Message))
+			defer resp.Body.Close()
+			frame(fmt.Appendf(nil, `{"type":"RUN_STARTED","threadId":%q,"runId":%q}`, in.ThreadID, in.RunID))
+			if err := bareRelay(resp, in.RunID, "del-"+newID(), frame); err != nil {
+				frame(fmt.Appendf(nil, `{"type":"RUN_ERROR","message":%q}`, err.Error()))
 				return
-			case res.Task != nil:
-				out.Value.RemoteTaskID = res.Task.ID
-			case res.ArtifactUpdate != nil:
-				out.Value.MessageID = res.ArtifactUpdate.Artifact.ArtifactID
-				for _, p := range res.ArtifactUpdate.Artifact.Parts {
-					out.Value.Delta = p.Text
-					b, _ := json.Marshal(&out)
-					frame(b)
-				}
-			case res.StatusUpdate != nil:
-				switch res.StatusUpdate.Status.State {
-				case "TASK_STATE_COMPLETED":
-					frame(fmt.Appendf(nil, `{"type":"RUN_FINISHED","threadId":%q,"runId":%q}`, in.ThreadID, in.RunID))
-					return
-				case "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED":
-					frame(fmt.Appendf(nil, `{"type":"RUN_ERROR","message":%q}`, res.StatusUpdate.Status.State))
-					return
-				}
 			}
+			frame(fmt.Appendf(nil, `{"type":"RUN_FINISHED","threadId":%q,"runId":%q}`, in.ThreadID, in.RunID))
+			return
 		}
+		// Fan-out: fanout remote streams at once (task text "... stream=j"),
+		// each relayed into this one response; a CUSTOM subagent.finished
+		// ends each, RUN_FINISHED all of them.
+		frame(fmt.Appendf(nil, `{"type":"RUN_STARTED","threadId":%q,"runId":%q}`, in.ThreadID, in.RunID))
+		errs := make([]error, fanout)
+		var wg sync.WaitGroup
+		for j := range fanout {
+			wg.Go(func() {
+				del := "del-" + newID()
+				resp, err := bareRequest(r.Context(), client, remote, fmt.Sprintf("%s stream=%d", text, j))
+				if err != nil {
+					errs[j] = err
+					return
+				}
+				defer resp.Body.Close()
+				if errs[j] = bareRelay(resp, in.RunID, del, frame); errs[j] == nil {
+					frame(fmt.Appendf(nil, `{"type":"CUSTOM","name":"subagent.finished","value":{"runId":%q,"delegationId":%q}}`, in.RunID, del))
+				}
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			frame(fmt.Appendf(nil, `{"type":"RUN_ERROR","message":%q}`, err.Error()))
+			return
+		}
+		frame(fmt.Appendf(nil, `{"type":"RUN_FINISHED","threadId":%q,"runId":%q}`, in.ThreadID, in.RunID))
 	})
 	return mux
+}
+
+// fanoutParam is the bare relay's fan-out request in the task text.
+var fanoutParam = regexp.MustCompile(`\bfanout=(\d+)`)
+
+// bareRequest sends text to the remote as SendStreamingMessage.
+func bareRequest(ctx context.Context, client *http.Client, remote, text string) (*http.Response, error) {
+	req, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
+		"params": map[string]any{"message": map[string]any{
+			"messageId": newID(), "role": "ROLE_USER", "parts": []map[string]string{{"text": text}},
+		}},
+	})
+	hreq, _ := http.NewRequestWithContext(ctx, http.MethodPost, remote+"/jsonrpc", bytes.NewReader(req))
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	hreq.Header.Set("A2A-Version", "1.0")
+	return client.Do(hreq)
+}
+
+// bareRelay reads one remote stream and writes a frame per artifact text
+// part until the task is completed (nil) or fails (an error).
+func bareRelay(resp *http.Response, runID, delegationID string, frame func([]byte)) error {
+	var out bareDelta
+	out.Type, out.Name = "CUSTOM", "subagent.text.delta"
+	out.Value.RunID, out.Value.DelegationID = runID, delegationID
+	rd := bufio.NewReaderSize(resp.Body, 64<<10)
+	var line []byte
+	for {
+		chunk, err := rd.ReadSlice('\n')
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			return errors.New("remote stream ended without a terminal state")
+		}
+		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		line = line[:0]
+		if !ok {
+			continue
+		}
+		var ev a2aStreamEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			continue
+		}
+		switch res := ev.Result; {
+		case ev.Error != nil:
+			return errors.New(ev.Error.Message)
+		case res.Task != nil:
+			out.Value.RemoteTaskID = res.Task.ID
+		case res.ArtifactUpdate != nil:
+			out.Value.MessageID = res.ArtifactUpdate.Artifact.ArtifactID
+			for _, p := range res.ArtifactUpdate.Artifact.Parts {
+				out.Value.Delta = p.Text
+				b, _ := json.Marshal(&out)
+				frame(b)
+			}
+		case res.StatusUpdate != nil:
+			switch st := res.StatusUpdate.Status.State; st {
+			case "TASK_STATE_COMPLETED":
+				return nil
+			case "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED":
+				return errors.New(st)
+			}
+		}
+	}
 }
 
 // ServeBare runs the bare relay on addr until ctx ends; ready receives the

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -37,14 +38,24 @@ type Config struct {
 	// after the other on one instance of each system (default 3); the one
 	// with the median throughput is reported.
 	Long, LongRepeat int
+	// FanOut are the fan-out shapes (R runs × D delegations each, all at
+	// once), each delegation streaming FanStream.
+	FanOut    []FanShape
+	FanStream Stream
+	// Fixed is the fixed-cost pass (none when Fixed.Runs is 0).
+	Fixed FixedConfig
 	// ProfileLevel and ProfileSeconds: when ProfileOut is set, a CPU
 	// profile of serve is taken over ProfileSeconds while the project runs
 	// at ProfileLevel (after the measured levels, in a separate pass of a
 	// serve binary built with pprof: Env.Agentadaptor is replaced by
-	// ProfileBinary for that pass). PprofAddr is where that serve listens.
+	// ProfileBinary for that pass). ProfileShape, when set, replaces
+	// ProfileLevel: "level:N", "fanout:RxD" (FanStream) or "fixed:D" (runs
+	// of D delegations of Fixed.Short chunks in a closed loop of
+	// Fixed.Concurrency: the fixed costs).
 	ProfileOut     string
 	ProfileBinary  string
 	ProfileLevel   int
+	ProfileShape   string
 	ProfileSeconds int
 	// SampleEvery is the RSS sampling period (default 100ms; 500ms when
 	// sampling the project's parent processes at 500+ concurrency).
@@ -118,6 +129,14 @@ type LevelResult struct {
 	// client): other work on the machine, plus kernel work not charged to
 	// a process. It says how quiet the machine was.
 	OtherCPU time.Duration
+	// Follower (project-nats): the same runs as a client following each
+	// on the second replica saw them (from RUN_STARTED on): latency and
+	// steady-state latency of the chunks, chunks received and lost, runs
+	// whose follow failed (the first error).
+	Follower, FollowerSteady     Percentiles
+	FollowerChunks, FollowerLost int
+	FollowerErrors               int
+	FollowerFirstError           string
 }
 
 // CPUPerChunk returns the system process's CPU per chunk, and with its
@@ -173,7 +192,9 @@ type Results struct {
 	Command  string
 	Config   Config `json:"-"`
 	Levels   []LevelResult
+	FanOut   []FanOutResult
 	Long     []LongResult
+	Fixed    []FixedResult
 	Profile  string // pprof top of serve, when profiled
 	Duration time.Duration
 }
@@ -233,6 +254,9 @@ func Run(ctx context.Context, env *Env, cfg Config) (*Results, error) {
 			}
 		}
 	}
+	if err := runFanOuts(ctx, env, &cfg, kinds, remote, remoteURL, res); err != nil {
+		return res, err
+	}
 	if cfg.Long > 0 {
 		for _, k := range kinds {
 			if err := ctx.Err(); err != nil {
@@ -247,6 +271,22 @@ func Run(ctx context.Context, env *Env, cfg Config) (*Results, error) {
 				k.name, lr.Chunks, lr.Expected, lr.Wall.Round(time.Millisecond), lr.ChunksPerSec, lr.CPU.Self, lr.CPU.Children, lr.Terminal, lr.Error)
 		}
 	}
+	if cfg.Fixed.Runs > 0 {
+		for _, name := range fixedSystems(cfg.Systems) {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			k, _ := kindOf(name)
+			fr, err := runFixed(ctx, env, &cfg, k, remoteURL)
+			if err != nil {
+				return res, fmt.Errorf("%s fixed cost: %w", name, err)
+			}
+			res.Fixed = append(res.Fixed, *fr)
+			pc, prd, pd, pr := fr.PerChunk(), fr.PerRunAndDelegation(), fr.PerDelegation(), fr.PerRun()
+			env.logf("%-7s fixed cost: per chunk %.0fµs, per run with one delegation %.2fms, per delegation %.2fms, per run %.2fms (parents: %.2fms, %.2fms, %.2fms); errors=%d %s",
+				name, pc.Self/1e3, prd.Self/1e6, pd.Self/1e6, pr.Self/1e6, prd.Children/1e6, pd.Children/1e6, pr.Children/1e6, fr.Errors, fr.FirstError)
+		}
+	}
 	if cfg.ProfileOut != "" && slices.Contains(cfg.Systems, "project") {
 		if err := profileProject(ctx, env, &cfg, remoteURL); err != nil {
 			return res, fmt.Errorf("profile: %w", err)
@@ -254,6 +294,17 @@ func Run(ctx context.Context, env *Env, cfg Config) (*Results, error) {
 	}
 	res.Duration = time.Since(res.Started)
 	return res, nil
+}
+
+// alsoCPU sums the CPU (user and system) of the processes stopped with p
+// (project-nats: the follower replica and the nats-server).
+func alsoCPU(p *proc) time.Duration {
+	var d time.Duration
+	for a := p.also; a != nil; a = a.also {
+		c, _ := ReadCPU(a.pid())
+		d += c.Self
+	}
+	return d
 }
 
 // sampler records the peak RSS of pid (and of pid with its children, and
@@ -304,13 +355,13 @@ func memAll(pid int, children bool) (self, all, anon int64) {
 }
 
 func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote *proc, remoteURL string, c int) (*LevelResult, error) {
-	sys, err := env.startSystem(k, remoteURL, cfg.Stream, cfg.ParentNice, nil)
+	sys, err := env.startSystem(k, remoteURL, sysSpec{stream: cfg.Stream, nice: cfg.ParentNice})
 	if err != nil {
 		return nil, err
 	}
 	defer sys.proc.stop()
 	for i := range max(0, cfg.Warmup) {
-		if st := runOnce(ctx, sys.url, k, cfg.Stream, -1-i, nil); st.Err != nil || !st.Terminal {
+		if st := runOnce(ctx, sys.url, k, cfg.Stream, -1-i, runOpts{}); st.Err != nil || !st.Terminal {
 			return nil, fmt.Errorf("warm-up delegation failed: terminal=%v err=%v", st.Terminal, st.Err)
 		}
 	}
@@ -330,17 +381,14 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 	if err != nil {
 		return nil, err
 	}
-	var also0 CPU
-	if a := sys.proc.also; a != nil {
-		also0, _ = ReadCPU(a.pid())
-	}
+	also0 := alsoCPU(sys.proc)
 	r0, _ := ReadCPU(remote.pid())
 	me0, _ := ReadCPU(os.Getpid())
 	busy0 := ReadMachineBusy()
 	smp := sampleRSS(pid, withChildren, every)
 	lctx, cancel := context.WithTimeout(ctx, cfg.LevelTimeout)
 	start := time.Now()
-	stats := load(lctx, sys.url, k, cfg.Stream, c, lr.Runs, nil)
+	stats := load(lctx, sys.url, k, cfg.Stream, c, lr.Runs, nil, runOpts{follower: sys.followerURL})
 	lr.Wall = time.Since(start)
 	cancel()
 	lr.PeakRSS, lr.PeakRSSAll, lr.PeakAnonAll = smp.finish()
@@ -354,17 +402,30 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 	me1, _ := ReadCPU(os.Getpid())
 	busy1 := ReadMachineBusy()
 	lr.CPU = cpu1.Sub(cpu0)
-	if a := sys.proc.also; a != nil {
-		// project-nats: the nats-server's CPU counts with the children.
-		also1, _ := ReadCPU(a.pid())
-		lr.CPU.Children += also1.Sub(also0).Self
-	}
+	// project-nats: the nats-server's and the follower replica's CPU count
+	// with the children.
+	lr.CPU.Children += alsoCPU(sys.proc) - also0
 	lr.RemoteCPU = r1.Sub(r0).Self
 	lr.ClientCPU = me1.Sub(me0).Self
 	lr.OtherCPU = max(0, busy1-busy0-lr.CPU.Self-lr.CPU.Children-lr.RemoteCPU-lr.ClientCPU)
-	var lat, steady, first []int64
+	var lat, steady, first, flat, fsteady []int64
 	var stages [numMarks + 1][]int64
 	for _, st := range stats {
+		if f := st.Follower; f != nil {
+			flat = append(flat, f.Lat...)
+			fsteady = append(fsteady, f.Steady...)
+			lr.FollowerChunks += f.Chunks
+			lr.FollowerLost += f.Lost
+			if f.Err != nil || !f.Terminal {
+				lr.FollowerErrors++
+				if lr.FollowerFirstError == "" {
+					lr.FollowerFirstError = f.Diag
+					if f.Err != nil {
+						lr.FollowerFirstError = f.Err.Error()
+					}
+				}
+			}
+		}
 		lat = append(lat, st.Lat...)
 		steady = append(steady, st.Steady...)
 		if st.Chunks > 0 {
@@ -400,6 +461,7 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 		}
 	}
 	lr.Latency, lr.Steady, lr.FirstChunk = percentiles(lat), percentiles(steady), percentiles(first)
+	lr.Follower, lr.FollowerSteady = percentiles(flat), percentiles(fsteady)
 	for i := range stages {
 		lr.Stages[i] = percentiles(stages[i])
 	}
@@ -409,7 +471,7 @@ func runLevel(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote 
 
 func runLong(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote *proc, remoteURL string) (*LongResult, error) {
 	s := Stream{Chunks: cfg.Long, Interval: 0, Size: cfg.Stream.Size}
-	sys, err := env.startSystem(k, remoteURL, s, cfg.ParentNice, nil)
+	sys, err := env.startSystem(k, remoteURL, sysSpec{stream: s, nice: cfg.ParentNice})
 	if err != nil {
 		return nil, err
 	}
@@ -455,12 +517,12 @@ func longOnce(ctx context.Context, cfg *Config, k *systemKind, sys *running, rem
 	bounds := [5]int{1, s.Chunks / 4, s.Chunks / 2, 3 * s.Chunks / 4, s.Chunks}
 	lctx, cancel := context.WithTimeout(ctx, cfg.LevelTimeout)
 	defer cancel()
-	st := runOnce(lctx, sys.url, k, s, 0, func(n int) {
+	st := runOnce(lctx, sys.url, k, s, 0, runOpts{marks: func(n int) {
 		for q < len(bounds) && n >= bounds[q] {
 			marks[q] = mark{time.Now(), ReadSchedCPU(pid)}
 			q++
 		}
-	})
+	}})
 	time.Sleep(300 * time.Millisecond)
 	cpu1, _ := ReadCPU(pid)
 	r1, _ := ReadCPU(remote.pid())
@@ -486,27 +548,78 @@ func longOnce(ctx context.Context, cfg *Config, k *systemKind, sys *running, rem
 	return lr, nil
 }
 
-// profileProject runs the project at cfg.ProfileLevel with a pprof-enabled
-// serve and writes a CPU profile of serve taken over ProfileSeconds.
+// profileLoad is the load of the profile pass: the stream, the system
+// spec and how many runs at once with which options.
+type profileLoad struct {
+	stream Stream
+	width  int // sysSpec.width
+	c      int
+	opts   runOpts
+	desc   string
+}
+
+// parseProfileShape reads Config.ProfileShape (or ProfileLevel).
+func parseProfileShape(cfg *Config) (profileLoad, error) {
+	shape := cfg.ProfileShape
+	if shape == "" {
+		shape = fmt.Sprintf("level:%d", cmp.Or(cfg.ProfileLevel, 100))
+	}
+	kind, arg, _ := strings.Cut(shape, ":")
+	bad := fmt.Errorf("bad profile shape %q: want level:N, fanout:RxD or fixed:D", shape)
+	switch kind {
+	case "level":
+		n, err := strconv.Atoi(arg)
+		if err != nil || n < 1 {
+			return profileLoad{}, bad
+		}
+		return profileLoad{stream: cfg.Stream, c: n, desc: fmt.Sprintf("%d concurrent delegations", n)}, nil
+	case "fanout":
+		fs, err := ParseFanShapes(arg)
+		if err != nil || len(fs) != 1 {
+			return profileLoad{}, bad
+		}
+		_, o := fanRequests(kindProject, fs[0], cfg.FanStream, nil)
+		return profileLoad{stream: cfg.FanStream, width: fs[0].Width, c: fs[0].Runs, opts: o, desc: "fan-out " + fs[0].String()}, nil
+	case "fixed":
+		w, err := strconv.Atoi(arg)
+		if err != nil || w < 1 {
+			return profileLoad{}, bad
+		}
+		fc := cfg.Fixed
+		s := Stream{Chunks: cmp.Or(fc.Short, 2), Interval: fc.Interval, Size: cmp.Or(fc.Size, cfg.Stream.Size)}
+		_, o := fanRequests(kindProject, FanShape{Runs: 1, Width: w}, s, nil)
+		c := cmp.Or(fc.Concurrency, 10)
+		return profileLoad{stream: s, width: w, c: c, opts: o, desc: fmt.Sprintf("%d concurrent runs of %d delegations of %d chunks", c, w, s.Chunks)}, nil
+	}
+	return profileLoad{}, bad
+}
+
+// profileProject runs the project under the profile shape with a
+// pprof-enabled serve and writes a CPU profile of serve taken over
+// ProfileSeconds, then a heap profile.
 func profileProject(ctx context.Context, env *Env, cfg *Config, remoteURL string) error {
 	if cfg.ProfileBinary == "" {
 		return errors.New("no pprof-enabled serve binary")
 	}
+	pl, err := parseProfileShape(cfg)
+	if err != nil {
+		return err
+	}
 	penv := *env
 	penv.Agentadaptor = cfg.ProfileBinary
 	addr := "127.0.0.1:6061"
-	sys, err := penv.startSystem(kindProject, remoteURL, cfg.Stream, 0, []string{ProfileEnv + "=" + addr})
+	sys, err := penv.startSystem(kindProject, remoteURL, sysSpec{stream: pl.stream, width: pl.width, env: []string{ProfileEnv + "=" + addr}})
 	if err != nil {
 		return err
 	}
 	defer sys.proc.stop()
-	if st := runOnce(ctx, sys.url, kindProject, cfg.Stream, -1, nil); st.Err != nil || !st.Terminal {
-		return fmt.Errorf("warm-up delegation failed: terminal=%v err=%v", st.Terminal, st.Err)
+	if st := runOnce(ctx, sys.url, kindProject, pl.stream, -1, pl.opts); st.Err != nil || !st.Terminal {
+		return fmt.Errorf("warm-up run failed: terminal=%v err=%v %s", st.Terminal, st.Err, st.Diag)
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var stats []RunStats
-	wg.Go(func() { stats = load(ctx, sys.url, kindProject, cfg.Stream, cfg.ProfileLevel, 0, stop) })
+	wg.Go(func() { stats = load(ctx, sys.url, kindProject, pl.stream, pl.c, 0, stop, pl.opts) })
 	time.Sleep(time.Second) // ramp up
 	fetch := func(url, out string) error {
 		resp, err := http.Get(url)
@@ -542,7 +655,7 @@ func profileProject(ctx context.Context, env *Env, cfg *Config, remoteURL string
 			lost++
 		}
 	}
-	env.logf("profile: %d delegations at concurrency %d during the profile, %d without terminal", len(stats), cfg.ProfileLevel, lost)
+	env.logf("profile: %d runs (%s) during the profile, %d without terminal", len(stats), pl.desc, lost)
 	return perr
 }
 

@@ -38,12 +38,20 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	minRuns := fs.Int("min-runs", 20, "at least this many delegations per level")
 	rounds := fs.Int("rounds", 2, "delegations per level = max(rounds × concurrency, min-runs)")
 	maxRuns := fs.Int("max-runs", 1000, "cap delegations per level (0: none)")
+	fanout := fs.String("fanout", "10x10,10x100", "fan-out shapes RUNSxDELEGATIONS, comma-separated (\"\": none)")
+	fanChunks := fs.Int("fanout-chunks", 500, "chunks per delegation of the fan-out shapes")
+	fanInterval := fs.Duration("fanout-interval", 20*time.Millisecond, "pause between a fan-out delegation's chunks")
+	fixedRuns := fs.Int("fixed-runs", 100, "runs per shape of the fixed-cost pass (0: skip it)")
+	fixedConc := fs.Int("fixed-concurrency", 10, "concurrent runs of the fixed-cost pass")
+	fixedWidth := fs.Int("fixed-width", 10, "delegations per run of the fixed-cost pass's wide shape (at least 2)")
+	fixedChunks := fs.String("fixed-chunks", "2,102", "chunks of the fixed-cost pass's short and long delegations")
 	long := fs.Int("long", 20000, "chunks of the long delegation (0: skip it)")
 	longRepeat := fs.Int("long-repeat", 3, "long delegations per system (the median is reported)")
 	out := fs.String("out", filepath.Join("bench", "e2e", "out"), "directory for results, logs and built binaries")
 	doc := fs.String("doc", "", "also rewrite the generated section of this doc (docs/benchmarks.md)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of serve under -profile-level load to this file (and pprof -top beside it)")
 	profileLevel := fs.Int("profile-level", 100, "concurrency of the profiling pass")
+	profileShape := fs.String("profile-shape", "", "load of the profiling pass instead of -profile-level: level:N, fanout:RxD or fixed:D (D delegations of the fixed pass's short chunks per run)")
 	profileSeconds := fs.Int("profile-seconds", 15, "length of the CPU profile")
 	bin := fs.String("agentadaptor", "", "a built cmd/agentadaptor (default: built into -out)")
 	node := fs.String("node", "node", "the node executable")
@@ -58,7 +66,29 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg := Config{Stream: Stream{Chunks: *chunks, Interval: *interval, Size: *size}, Long: *long, LongRepeat: *longRepeat,
-		ProfileLevel: *profileLevel, ProfileSeconds: *profileSeconds, LevelTimeout: *timeout, ParentNice: *parentNice}
+		ProfileLevel: *profileLevel, ProfileShape: *profileShape, ProfileSeconds: *profileSeconds, LevelTimeout: *timeout, ParentNice: *parentNice,
+		FanStream: Stream{Chunks: *fanChunks, Interval: *fanInterval, Size: *size}}
+	var err error
+	if cfg.FanOut, err = ParseFanShapes(*fanout); err != nil {
+		logf("-fanout: %v", err)
+		return 2
+	}
+	if *fixedRuns > 0 {
+		short, long, ok := strings.Cut(*fixedChunks, ",")
+		sn, err1 := strconv.Atoi(strings.TrimSpace(short))
+		ln, err2 := strconv.Atoi(strings.TrimSpace(long))
+		if !ok || err1 != nil || err2 != nil || sn < 1 || ln <= sn || *fixedWidth < 2 || *fixedConc < 1 {
+			logf("-fixed-chunks wants SHORT,LONG with 1 <= SHORT < LONG, -fixed-width at least 2, -fixed-concurrency at least 1")
+			return 2
+		}
+		cfg.Fixed = FixedConfig{Runs: *fixedRuns, Concurrency: *fixedConc, Width: *fixedWidth, Short: sn, Long: ln, Interval: *interval, Size: *size}
+	}
+	if *profileShape != "" {
+		if _, err := parseProfileShape(&cfg); err != nil {
+			logf("-profile-shape: %v", err)
+			return 2
+		}
+	}
 	for s := range strings.SplitSeq(*levels, ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue

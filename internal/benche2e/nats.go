@@ -41,16 +41,21 @@ func NATSMain(args []string) int {
 	return 0
 }
 
-// startNATS starts `bench-e2e nats` with a fresh storage directory.
-func (e *Env) startNATS() (*proc, string, error) {
+// startNATS starts `bench-e2e nats` with a fresh storage directory; it
+// returns the process, the URL and the replicas' creds_ref (the server
+// runs the README's configuration: natstest writes the replicas' seed
+// into the storage directory).
+func (e *Env) startNATS() (*proc, string, string, error) {
 	dir, err := os.MkdirTemp(e.WorkDir, "jetstream-")
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
-	return e.start("nats", []string{e.BareCmd[0], "nats", "-dir", filepath.Clean(dir)}, nil, false, jsonURL)
+	dir = filepath.Clean(dir)
+	p, u, err := e.start("nats", []string{e.BareCmd[0], "nats", "-dir", dir}, e.BareEnv, false, jsonURL)
+	return p, u, "file:" + filepath.Join(dir, "agentadaptor.nk"), err
 }
 
-// clusterBlock is the project-nats config's cluster block.
-func clusterBlock(url string) string {
-	return fmt.Sprintf("cluster: {nats_url: %q, replica: bench}\n", url)
+// clusterBlock is a project-nats replica's cluster block.
+func clusterBlock(url, credsRef, replica string) string {
+	return fmt.Sprintf("cluster: {nats_url: %q, replica: %s, creds_ref: %q}\n", url, replica, credsRef)
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -228,6 +229,10 @@ func (r *Results) Markdown() string {
 				s, _ := l.CPUPerChunk()
 				return float64(s), us(s)
 			})},
+			{"CPU per chunk, µs (project: its parents alone)", projectOnly(get(func(l *LevelResult) (float64, string) {
+				s, a := l.CPUPerChunk()
+				return float64(a - s), us(a - s)
+			}))},
 			{"CPU per chunk, µs (project: serve + parents)", get(func(l *LevelResult) (float64, string) {
 				_, a := l.CPUPerChunk()
 				return float64(a), us(a)
@@ -265,8 +270,12 @@ func (r *Results) Markdown() string {
 				fmt.Fprintf(&b, "\n%s: first error: `%s`\n", s, oneLine(lr.FirstError))
 			}
 		}
+		if lr := by["project-nats"]; lr != nil && lr.Follower.N > 0 {
+			followerTable(&b, lr)
+		}
 		b.WriteString("\n")
 	}
+	r.fanOutMarkdown(&b, systems)
 	if len(r.Long) > 0 {
 		by := map[string]*LongResult{}
 		for i := range r.Long {
@@ -338,7 +347,197 @@ func (r *Results) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	r.fixedMarkdown(&b, systems)
 	return b.String()
+}
+
+// projectOnly shows a row for the project's configurations only (the
+// others have no parent processes).
+func projectOnly(f func(string) (float64, string, bool)) func(string) (float64, string, bool) {
+	return func(s string) (float64, string, bool) {
+		if !strings.HasPrefix(s, "project") {
+			return 0, "", false
+		}
+		return f(s)
+	}
+}
+
+// fanOutMarkdown writes a table per fan-out shape.
+func (r *Results) fanOutMarkdown(b *bytes.Buffer, systems []string) {
+	for _, shape := range r.Config.FanOut {
+		by := map[string]*FanOutResult{}
+		for i := range r.FanOut {
+			if r.FanOut[i].Shape == shape {
+				by[r.FanOut[i].System] = &r.FanOut[i]
+			}
+		}
+		if len(by) == 0 {
+			continue
+		}
+		var s0 Stream
+		for _, f := range by {
+			s0 = f.Stream
+		}
+		fmt.Fprintf(b, "### Fan-out: %d runs × %d concurrent delegations each (%d streams)\n\n", shape.Runs, shape.Width, shape.Streams())
+		fmt.Fprintf(b, "All %d runs at once, each delegation %d chunks of %d B, %v apart. The project's parent makes its %d tool calls at once (a `parallel:` step); the bare relay relays %d remote streams into each of its %d responses; the peer, which has no fan-out, gets one AG-UI run per remote stream. **Steady state** is the window from the moment every stream has had its first chunk until the first stream has had its last: latency, CPU and RSS are of that window unless a row says otherwise.\n\n",
+			shape.Runs, s0.Chunks, s0.Size, s0.Interval, shape.Width, shape.Width, shape.Runs)
+		get := func(f func(*FanOutResult) (float64, string)) func(string) (float64, string, bool) {
+			return func(s string) (float64, string, bool) {
+				fr := by[s]
+				if fr == nil {
+					return 0, "", false
+				}
+				v, t := f(fr)
+				return v, t, true
+			}
+		}
+		windowed := func(f func(*FanOutResult) (float64, string)) func(string) (float64, string, bool) {
+			return func(s string) (float64, string, bool) {
+				fr := by[s]
+				if fr == nil || fr.Window == 0 {
+					return 0, "", false
+				}
+				v, t := f(fr)
+				return v, t, true
+			}
+		}
+		dur := func(f func(*FanOutResult) time.Duration) func(string) (float64, string, bool) {
+			return windowed(func(fr *FanOutResult) (float64, string) { d := f(fr); return float64(d), ms(d) })
+		}
+		perChunk := func(d time.Duration, fr *FanOutResult) time.Duration {
+			return d / time.Duration(max(1, fr.WindowChunks))
+		}
+		rows := []row{
+			{"AG-UI runs (POST /agui)", get(func(f *FanOutResult) (float64, string) { return -1, strconv.Itoa(f.Requests) })},
+			{"every stream started after, ms (ramp)", dur(func(f *FanOutResult) time.Duration { return f.Ramp })},
+			{"steady state: window, s / chunks in it", windowed(func(f *FanOutResult) (float64, string) {
+				return -1, fmt.Sprintf("%.1f / %d", f.Window.Seconds(), f.WindowChunks)
+			})},
+			{"steady-state relay latency p50, ms", dur(func(f *FanOutResult) time.Duration { return f.Steady.P50 })},
+			{"steady-state relay latency p99, ms", dur(func(f *FanOutResult) time.Duration { return f.Steady.P99 })},
+			{"relay latency p99, whole level, ms", get(func(f *FanOutResult) (float64, string) { return float64(f.Latency.P99), ms(f.Latency.P99) })},
+			{"time to first chunk p50 per stream, ms", get(func(f *FanOutResult) (float64, string) { return float64(f.FirstChunk.P50), ms(f.FirstChunk.P50) })},
+			{"time to first chunk p99 per stream, ms", get(func(f *FanOutResult) (float64, string) { return float64(f.FirstChunk.P99), ms(f.FirstChunk.P99) })},
+			{"chunks/s in the window", windowed(func(f *FanOutResult) (float64, string) {
+				v := float64(f.WindowChunks) / f.Window.Seconds()
+				return v, num(v)
+			})},
+			{"CPU per chunk, µs (project: serve alone)", windowed(func(f *FanOutResult) (float64, string) {
+				s, _ := f.CPUPerChunk()
+				return float64(s), us(s)
+			})},
+			{"CPU per chunk, µs (project: its parents alone)", projectOnly(windowed(func(f *FanOutResult) (float64, string) {
+				s, a := f.CPUPerChunk()
+				return float64(a - s), us(a - s)
+			}))},
+			{"CPU per chunk, µs (project: serve + parents)", windowed(func(f *FanOutResult) (float64, string) {
+				_, a := f.CPUPerChunk()
+				return float64(a), us(a)
+			})},
+			{"CPU per chunk over the whole level, µs (project: serve + reaped parents)", get(func(f *FanOutResult) (float64, string) {
+				d := (f.LevelCPU.Self + f.LevelCPU.Children) / time.Duration(max(1, f.Chunks))
+				return float64(d), us(d)
+			})},
+			{"RSS growth per active delegation, KiB (project: serve alone)", windowed(func(f *FanOutResult) (float64, string) {
+				s, _, _ := f.RSSPerDelegation()
+				return s, num(s / 1024)
+			})},
+			{"RSS growth per active delegation, KiB (project: serve + parents)", windowed(func(f *FanOutResult) (float64, string) {
+				_, a, _ := f.RSSPerDelegation()
+				return a, num(a / 1024)
+			})},
+			{"… of which anonymous (RssAnon), KiB", windowed(func(f *FanOutResult) (float64, string) {
+				_, _, a := f.RSSPerDelegation()
+				return a, num(a / 1024)
+			})},
+			{"remote CPU per chunk, µs (same remote)", windowed(func(f *FanOutResult) (float64, string) {
+				d := perChunk(f.RemoteCPU, f)
+				return float64(d), us(d)
+			})},
+			{"load client CPU per chunk, µs", windowed(func(f *FanOutResult) (float64, string) {
+				d := perChunk(f.ClientCPU, f)
+				return float64(d), us(d)
+			})},
+			{"chunks lost / runs without terminal / errors", get(func(f *FanOutResult) (float64, string) {
+				return -1, fmt.Sprintf("%d / %d / %d", f.Lost, f.LostTerminals, f.Errors)
+			})},
+			{"other CPU on the machine in the window, cores (not measured processes)", windowed(func(f *FanOutResult) (float64, string) {
+				return -1, fmt.Sprintf("%.2f", f.OtherCPU.Seconds()/f.Window.Seconds())
+			})},
+		}
+		table(b, systems, rows)
+		for _, s := range systems {
+			if fr := by[s]; fr != nil && fr.FirstError != "" {
+				fmt.Fprintf(b, "\n%s: first error: `%s`\n", s, oneLine(fr.FirstError))
+			}
+		}
+		b.WriteString("\n")
+	}
+}
+
+// fixedMarkdown writes the fixed-cost table.
+func (r *Results) fixedMarkdown(b *bytes.Buffer, systems []string) {
+	if len(r.Fixed) == 0 {
+		return
+	}
+	by := map[string]*FixedResult{}
+	for i := range r.Fixed {
+		by[r.Fixed[i].System] = &r.Fixed[i]
+	}
+	fc := r.Fixed[0].Config
+	fmt.Fprintf(b, "### Fixed cost per run and per delegation\n\n")
+	fmt.Fprintf(b, "Three shapes, each on a fresh instance after a warm-up, %d runs in a closed loop of %d: one delegation of %d chunks per run, one of %d chunks, and %d delegations of %d chunks at once; chunks %v apart. The cost of a chunk is the slope between the first two; a run with one delegation costs the first minus its chunks; each further delegation adds what the third costs beyond its %[9]d chunks and that first run, divided by %[8]d; a run's own cost is the rest. The project's \"serve\" rows leave its parent processes out (their rows are apart); the bare relay's \"run\" is one POST carrying the delegations. The peer has no fan-out, so no per-run cost of its own.\n\n",
+		fc.Runs, fc.Concurrency, fc.Short, fc.Long, fc.Width, fc.Short, fc.Interval, fc.Width-1, fc.Width*fc.Short)
+	get := func(f func(*FixedResult) (float64, string)) func(string) (float64, string, bool) {
+		return func(s string) (float64, string, bool) {
+			fr := by[s]
+			if fr == nil {
+				return 0, "", false
+			}
+			v, t := f(fr)
+			return v, t, true
+		}
+	}
+	msF := func(ns float64) string { return num(ns / 1e6) }
+	shapeRow := func(name string, f func(*FixedResult) FixedShape) row {
+		return row{name, get(func(fr *FixedResult) (float64, string) {
+			d := f(fr).PerRun.Self
+			return float64(d), msF(float64(d))
+		})}
+	}
+	rows := []row{
+		shapeRow(fmt.Sprintf("CPU per run, ms: 1 delegation of %d chunks (project: serve)", fc.Short), func(fr *FixedResult) FixedShape { return fr.ShortOne }),
+		shapeRow(fmt.Sprintf("… 1 delegation of %d chunks", fc.Long), func(fr *FixedResult) FixedShape { return fr.LongOne }),
+		shapeRow(fmt.Sprintf("… %d delegations of %d chunks", fc.Width, fc.Short), func(fr *FixedResult) FixedShape { return fr.ShortWide }),
+		{"CPU per paced chunk (slope), µs (project: serve)", get(func(fr *FixedResult) (float64, string) {
+			v := fr.PerChunk().Self
+			return v, num(v / 1e3)
+		})},
+		{"**fixed CPU per delegation, ms (project: serve)**", get(func(fr *FixedResult) (float64, string) {
+			v := fr.PerDelegation().Self
+			return v, msF(v)
+		})},
+		{"**fixed CPU per run, ms (project: serve)**", get(func(fr *FixedResult) (float64, string) {
+			v := fr.PerRun().Self
+			return v, msF(v)
+		})},
+		{"parents: CPU per run, ms (start, MCP session, exit)", projectOnly(get(func(fr *FixedResult) (float64, string) {
+			v := fr.PerRun().Children
+			return v, msF(v)
+		}))},
+		{"parents: CPU per delegation, ms (tool call, progress, result)", projectOnly(get(func(fr *FixedResult) (float64, string) {
+			v := fr.PerDelegation().Children
+			return v, msF(v)
+		}))},
+		{"runs that failed", get(func(fr *FixedResult) (float64, string) { return -1, strconv.Itoa(fr.Errors) })},
+	}
+	table(b, fixedSystems(systems), rows)
+	for _, s := range systems {
+		if fr := by[s]; fr != nil && fr.FirstError != "" {
+			fmt.Fprintf(b, "\n%s: first error: `%s`\n", s, oneLine(fr.FirstError))
+		}
+	}
+	b.WriteString("\n")
 }
 
 func plural(n int) string {
@@ -382,4 +581,26 @@ func (r *Results) WriteDoc(path string) error {
 	b.WriteString(r.Markdown())
 	b.Write(old[j:])
 	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// followerTable writes project-nats's owner client beside a client that
+// follows each run on the second replica (from RUN_STARTED on).
+func followerTable(b *bytes.Buffer, lr *LevelResult) {
+	fmt.Fprintf(b, "\nproject-nats, the same runs seen by the client that posted each (on the run's replica) and by a client following each on the other replica from its RUN_STARTED:\n\n")
+	b.WriteString("| | owner's client | follower on another replica | follower / owner |\n|---|---|---|---|\n")
+	for _, r := range []struct {
+		name      string
+		own, foll time.Duration
+	}{
+		{"relay latency p50, ms", lr.Latency.P50, lr.Follower.P50},
+		{"relay latency p99, ms", lr.Latency.P99, lr.Follower.P99},
+		{"steady-state p50, ms", lr.Steady.P50, lr.FollowerSteady.P50},
+		{"steady-state p99, ms", lr.Steady.P99, lr.FollowerSteady.P99},
+	} {
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", r.name, ms(r.own), ms(r.foll), ratio(float64(r.foll), float64(r.own)))
+	}
+	fmt.Fprintf(b, "| chunks received / lost, failed follows | %d / %d | %d / %d, %d | |\n", lr.Chunks, lr.Lost, lr.FollowerChunks, lr.FollowerLost, lr.FollowerErrors)
+	if lr.FollowerFirstError != "" {
+		fmt.Fprintf(b, "\nfollower: first error: `%s`\n", oneLine(lr.FollowerFirstError))
+	}
 }

@@ -23,16 +23,31 @@ type systemKind struct {
 	// chunkFrame is a substring of exactly the frames that carry chunks.
 	chunkFrame []byte
 	// needFinished, when non-nil, is a frame the stream must hold besides
-	// RUN_FINISHED for the run to count as terminated.
-	needFinished []byte
+	// RUN_FINISHED, once per delegation, for the run to count as
+	// terminated; fanFinished is that frame only when a run carries
+	// several streams (the bare relay's fan-out).
+	needFinished, fanFinished []byte
+}
+
+// finishedFrame is the frame that ends each of width streams of a run
+// (nil: RUN_FINISHED alone ends the run).
+func (k *systemKind) finishedFrame(width int) []byte {
+	if k.needFinished != nil {
+		return k.needFinished
+	}
+	if width > 1 {
+		return k.fanFinished
+	}
+	return nil
 }
 
 var (
 	// Project: CUSTOM subagent.text.delta events nested in the parent run;
 	// a delegation ends with subagent.finished, the run with RUN_FINISHED.
 	kindProject = &systemKind{name: "project", chunkFrame: []byte(`"name":"subagent.text.delta"`), needFinished: []byte(`"name":"subagent.finished"`)}
-	// Bare: one CUSTOM subagent.text.delta per chunk, then RUN_FINISHED.
-	kindBare = &systemKind{name: "bare", chunkFrame: []byte(`"name":"subagent.text.delta"`)}
+	// Bare: one CUSTOM subagent.text.delta per chunk, then RUN_FINISHED;
+	// in a fan-out, a CUSTOM subagent.finished ends each stream.
+	kindBare = &systemKind{name: "bare", chunkFrame: []byte(`"name":"subagent.text.delta"`), fanFinished: []byte(`"name":"subagent.finished"`)}
 	// Peer: @ag-ui/a2a 0.0.6 renders each artifact update as a RAW event
 	// holding the A2A event, then RUN_FINISHED.
 	kindPeer = &systemKind{name: "peer", chunkFrame: []byte(`"kind":"artifact-update"`)}
@@ -217,36 +232,72 @@ type running struct {
 	kind *systemKind
 	url  string
 	proc *proc
+	// followerURL is project-nats's second replica: the load client
+	// follows every run there too (RunStats.Follower*).
+	followerURL string
 }
 
-// startSystem starts a fresh instance of kind relaying remote, configured
-// (for the project, whose scripted parent has a fixed objective) to
-// stream s; extraEnv goes to its environment. nice is project-nice's
-// parent.nice.
-func (e *Env) startSystem(kind *systemKind, remote string, s Stream, nice int, extraEnv []string) (*running, error) {
+// sysSpec is how to start a system.
+type sysSpec struct {
+	// stream is what a project run's delegation streams when width is 0.
+	stream Stream
+	// width 0: the project's scripted parent makes one delegation with
+	// stream's objective, fixed for the life of the serve (the one-
+	// delegation levels). width >= 1: its parent makes width delegations at
+	// once (a `parallel:` step when width > 1), each with the run's prompt
+	// as objective, tagged with the stream's index (the fan-out shapes).
+	width int
+	// nice is project-nice's parent.nice.
+	nice int
+	// env goes to the system's environment.
+	env []string
+}
+
+// parentScenario is the project's scripted parent for spec.
+func parentScenario(spec sysSpec) []byte {
+	call := func(objective string) string {
+		return fmt.Sprintf("{tool: delegate_to_agent, args: {agent: bench, objective: %q}}", objective)
+	}
+	switch {
+	case spec.width <= 0:
+		return fmt.Appendf(nil, "# the benchmark's parent: one delegation per run\nsteps:\n  - call: %s\n", call(spec.stream.Objective()))
+	case spec.width == 1:
+		return fmt.Appendf(nil, "# the benchmark's parent: one delegation per run, the run's prompt its objective\nsteps:\n  - call: %s\n", call("{{.Prompt}} stream=0"))
+	}
+	b := fmt.Appendf(nil, "# the benchmark's parent: %d delegations at once per run\nsteps:\n  - parallel:\n", spec.width)
+	for j := range spec.width {
+		b = fmt.Appendf(b, "      - call: %s\n", call(fmt.Sprintf("{{.Prompt}} stream=%d", j)))
+	}
+	return b
+}
+
+// startSystem starts a fresh instance of kind relaying remote, its
+// project parent as spec says.
+func (e *Env) startSystem(kind *systemKind, remote string, spec sysSpec) (*running, error) {
 	var (
-		p   *proc
-		u   string
-		err error
+		p    *proc
+		u    string
+		fURL string
+		err  error
 	)
+	extraEnv := spec.env
 	switch kind {
 	case kindProject, kindProjectNATS, kindProjectNice:
-		var nats *proc
-		cluster := ""
+		var nats, follower *proc
+		cluster, followerURL, natsURL, creds := "", "", "", ""
 		if kind == kindProjectNATS {
-			var natsURL string
-			if nats, natsURL, err = e.startNATS(); err != nil {
+			if nats, natsURL, creds, err = e.startNATS(); err != nil {
 				return nil, err
 			}
-			cluster = clusterBlock(natsURL)
+			cluster = clusterBlock(natsURL, creds, "bench")
 		}
 		scenario := filepath.Join(e.WorkDir, "parent.yaml")
-		if err := os.WriteFile(scenario, fmt.Appendf(nil, "# the benchmark's parent: one delegation per run\nsteps:\n  - call:\n      tool: delegate_to_agent\n      args: {agent: bench, objective: %q}\n", s.Objective()), 0o644); err != nil {
+		if err := os.WriteFile(scenario, parentScenario(spec), 0o644); err != nil {
 			return nil, err
 		}
 		niceField := ""
 		if kind == kindProjectNice {
-			niceField = fmt.Sprintf(", nice: %d", nice)
+			niceField = fmt.Sprintf(", nice: %d", spec.nice)
 		}
 		cfg := filepath.Join(e.WorkDir, "host.yaml")
 		host := fmt.Sprintf(`# the benchmark's host: bench/e2e/README.md
@@ -257,21 +308,45 @@ agents:
     display_name: Bench Remote
     protocol: a2a
     agent_card_url: %s/.well-known/agent-card.json
-    policy: {max_timeout: 30m, max_concurrent_global: 100000, max_artifact_bytes: 67108864}
+    policy: {max_timeout: 30m, max_concurrent_global: 100000, max_concurrent_per_run: 100000, max_artifact_bytes: 67108864}
 `, scenario, niceField, remote) + cluster
 		if err := os.WriteFile(cfg, []byte(host), 0o644); err != nil {
 			return nil, err
 		}
-		p, u, err = e.start(kind.name, []string{e.Agentadaptor, "serve", "--config", cfg, "--addr", "127.0.0.1:0"}, extraEnv, true, func(line string) string {
+		serveURL := func(line string) string {
 			if m := listening.FindStringSubmatch(line); m != nil {
 				return m[1]
 			}
 			return ""
-		})
+		}
+		if kind == kindProjectNATS {
+			// The follower: a second replica of the same host, on which
+			// the load client follows every run (the owner's config but
+			// its replica name).
+			fcfg := filepath.Join(e.WorkDir, "host-follower.yaml")
+			if err := os.WriteFile(fcfg, []byte(strings.Replace(host, cluster, clusterBlock(natsURL, creds, "bench-follower"), 1)), 0o644); err != nil {
+				nats.stop()
+				return nil, err
+			}
+			if follower, followerURL, err = e.start(kind.name+"-follower", []string{e.Agentadaptor, "serve", "--config", fcfg, "--addr", "127.0.0.1:0"}, extraEnv, true, serveURL); err != nil {
+				nats.stop()
+				return nil, err
+			}
+			follower.also = nats
+			nats = follower
+		}
+		p, u, err = e.start(kind.name, []string{e.Agentadaptor, "serve", "--config", cfg, "--addr", "127.0.0.1:0"}, extraEnv, true, serveURL)
 		if err != nil && nats != nil {
 			nats.stop()
 		} else if p != nil {
 			p.also = nats
+		}
+		if err == nil && followerURL != "" {
+			if err = waitHealthy(followerURL); err != nil {
+				p.stop()
+				return nil, err
+			}
+			fURL = followerURL
 		}
 	case kindBare:
 		argv := append(append([]string{}, e.BareCmd...), "-remote", remote)
@@ -286,7 +361,7 @@ agents:
 		p.stop()
 		return nil, fmt.Errorf("%s: %w", kind.name, err)
 	}
-	return &running{kind: kind, url: u, proc: p}, nil
+	return &running{kind: kind, url: u, proc: p, followerURL: fURL}, nil
 }
 
 func waitHealthy(u string) error {

@@ -155,6 +155,9 @@ func (s *AuditStore) ListRun(runID string) []audit.Record {
 		_ = w.Stop()
 	}
 	for _, r := range s.mem.ListRun(runID) {
+		if s.c.fenced.has(runID) {
+			break // the records of the replica that ended the run
+		}
 		if old, ok := byID[r.DelegationID]; ok && !old.EndedAt.IsZero() && r.EndedAt.IsZero() {
 			continue
 		}
@@ -184,6 +187,9 @@ func (s *AuditStore) wake() {
 }
 
 func (s *AuditStore) enqueue(rec audit.Record) {
+	if s.c.fenced.has(rec.RunID) {
+		return // another replica ended the run: its records are that replica's
+	}
 	s.mu.Lock()
 	if s.runOf == nil {
 		s.runOf = map[string]string{}

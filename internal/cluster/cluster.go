@@ -43,8 +43,10 @@ type Config struct {
 	// Lease is how long a replica's runs outlive its last refresh before a
 	// survivor ends them (default 10s); it is refreshed every Lease/3.
 	Lease time.Duration
-	// CredsRef refers to NATS credentials (a .creds file's content) as
-	// env:NAME or file:/path; "" for none.
+	// CredsRef refers to NATS credentials as env:NAME or file:/path: a
+	// .creds file's content (user JWT and nkey seed, for a server in
+	// operator mode) or a user nkey seed alone (SU..., for a server whose
+	// config lists the user's public nkey); "" for none.
 	CredsRef string
 	// Retention is how long an ended run stays replayable (default: the
 	// hub's, 5 minutes).
@@ -68,6 +70,8 @@ type Config struct {
 	// Logger receives operational logs (default: discard). Credentials never
 	// reach it.
 	Logger *slog.Logger
+	// Observer receives the cluster's health for the metrics (nil: none).
+	Observer Observer
 }
 
 func (c *Config) defaults() {
@@ -84,6 +88,9 @@ func (c *Config) defaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
 	}
 }
 
@@ -106,8 +113,14 @@ var (
 type Cluster struct {
 	cfg Config
 	log *slog.Logger
+	obs Observer
 	nc  *nats.Conn
 	js  jetstream.JetStream
+	// lnc is a connection of its own for the leases, so that renewals
+	// never queue behind frames (lleases: the leases bucket over it).
+	lnc     *nats.Conn
+	ljs     jetstream.JetStream
+	lleases jetstream.KeyValue
 
 	frames   jetstream.Stream
 	runs     jetstream.KeyValue
@@ -117,6 +130,7 @@ type Cluster struct {
 	auditKV  jetstream.KeyValue
 	contexts jetstream.KeyValue
 	objects  jetstream.ObjectStore
+	cancels  jetstream.KeyValue
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -126,7 +140,10 @@ type Cluster struct {
 	reconnectAt atomic.Int64 // unix nanos of the last (re)connection
 	started     atomic.Bool
 	closeOnce   sync.Once
-	pub         *publisher
+	spawnMu     spawnGuard
+	pending     atomic.Int64 // bytes of frames waiting to be published
+	publishers  atomic.Int64 // runs' publisher goroutines running
+	fenced      fencedRuns
 	audit       *AuditStore
 	mirrors     *mirrors
 	local       *localRuns
@@ -135,9 +152,10 @@ type Cluster struct {
 	handlers    Handlers
 	holds       holds
 	claimWatch  claimWatch
+	reconnected chan struct{} // signalled on each reconnection (watchClaims)
 
 	// crashAt, in tests, stops a takeover at a step ("claimed", "frame"
-	// after each closing frame, "stream", "orphan" after each ended
+	// after the closing frames, "stream", "orphan" after each ended
 	// delegation, "orphans", "record", "done") when it returns true, as if
 	// the replica died there.
 	crashAt func(step string) bool
@@ -151,9 +169,8 @@ func New(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, errors.New("cluster: Config.URL is required")
 	}
 	cfg.defaults()
-	c := &Cluster{cfg: cfg, log: cfg.Logger.With("replica", cfg.Replica), ctlSem: make(chan struct{}, 64)}
+	c := &Cluster{cfg: cfg, log: cfg.Logger.With("replica", cfg.Replica), obs: cfg.Observer, ctlSem: make(chan struct{}, 64), reconnected: make(chan struct{}, 1)}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.pub = newPublisher(c)
 	c.local = newLocalRuns()
 	c.mirrors = newMirrors(c)
 	c.audit = newAuditStore(c)
@@ -170,20 +187,33 @@ func New(ctx context.Context, cfg Config) (*Cluster, error) {
 			if c.ctx.Err() != nil {
 				return // closing
 			}
+			c.obs.NATSConnected(false)
 			c.log.Warn("cluster: lost NATS; new runs are refused until it is back", "err", err)
 		}),
 		nats.ReconnectHandler(func(*nats.Conn) {
 			c.reconnectAt.Store(time.Now().UnixNano())
 			c.connected.Store(true)
+			c.obs.NATSConnected(true)
 			c.log.Info("cluster: NATS is back")
-			c.pub.wake()
+			select {
+			case c.reconnected <- struct{}{}:
+			default:
+			}
+			c.wakeJournals()
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			// E.g. a permissions violation: the account's permissions
+			// lack a subject the cluster uses (README's configuration).
+			c.log.Error("cluster: NATS reported an error", "err", err)
 		}),
 	}
+	var auth nats.Option
 	if cfg.CredsRef != "" {
 		o, err := credsOption(cfg.CredsRef)
 		if err != nil {
 			return nil, err
 		}
+		auth = o
 		opts = append(opts, o)
 	}
 	nc, err := nats.Connect(cfg.URL, opts...)
@@ -191,22 +221,39 @@ func New(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, fmt.Errorf("%w at %s: %w", ErrUnreachable, redactURL(cfg.URL), err)
 	}
 	c.nc = nc
+	lopts := []nats.Option{nats.Name("agentadaptor " + cfg.Replica + " leases"), nats.Timeout(cfg.ConnectTimeout),
+		nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond), nats.ReconnectBufSize(-1)}
+	if auth != nil {
+		lopts = append(lopts, auth)
+	}
+	if c.lnc, err = nats.Connect(cfg.URL, lopts...); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("%w at %s: %w", ErrUnreachable, redactURL(cfg.URL), err)
+	}
 	c.connected.Store(true)
 	c.reconnectAt.Store(time.Now().UnixNano())
 	if c.js, err = jetstream.New(nc); err != nil {
 		nc.Close()
+		c.lnc.Close()
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	pctx, pcancel := context.WithTimeout(ctx, cfg.ConnectTimeout+10*time.Second)
 	defer pcancel()
-	if err := c.provision(pctx); err != nil {
+	err = c.provision(pctx)
+	if err == nil {
+		if c.ljs, err = jetstream.New(c.lnc); err == nil {
+			c.lleases, err = c.ljs.KeyValue(pctx, LeasesBucket)
+		}
+	}
+	if err != nil {
 		nc.Close()
+		c.lnc.Close()
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, nats.ErrNoResponders) {
 			return nil, fmt.Errorf("%w at %s: start nats-server with -js (and --store_dir for persistence)", ErrNoJetStream, redactURL(cfg.URL))
 		}
 		return nil, fmt.Errorf("cluster: preparing JetStream at %s: %w", redactURL(cfg.URL), err)
 	}
-	c.wg.Go(c.pub.run)
+	c.obs.NATSConnected(true)
 	c.wg.Go(c.audit.run)
 	return c, nil
 }
@@ -235,6 +282,7 @@ func (c *Cluster) provision(ctx context.Context) error {
 	_ = kv(&c.claims, ClaimsBucket, ttl, "agentadaptor: takeovers of lost runs")
 	_ = kv(&c.auditKV, AuditBucket, ttl, "agentadaptor: delegation audit records")
 	_ = kv(&c.contexts, ContextsBucket, ttl, "agentadaptor: sticky remote contexts of chat threads")
+	_ = kv(&c.cancels, CancelsBucket, ttl, "agentadaptor: which replica cancels each remote task")
 	if err != nil {
 		return err
 	}
@@ -243,26 +291,35 @@ func (c *Cluster) provision(ctx context.Context) error {
 	return err
 }
 
-// credsOption resolves a NATS credentials reference (the content of a
-// .creds file: the user JWT and the nkey seed).
+// credsOption resolves a NATS credentials reference: the content of a
+// .creds file (user JWT and nkey seed: a server in operator mode), or a
+// user nkey seed alone (a server whose authorization lists the user's
+// public nkey, as the README's nats-server configuration does).
 func credsOption(ref string) (nats.Option, error) {
 	content, err := resolveDocument(ref)
 	if err != nil {
 		return nil, err
 	}
-	jwt, err := nkeys.ParseDecoratedJWT(content)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: creds_ref %s holds no user JWT (a NATS .creds file is expected)", ref)
+	if jwt, err := nkeys.ParseDecoratedJWT(content); err == nil && !bytes.Equal(bytes.TrimSpace(content), []byte(jwt)) {
+		kp, err := nkeys.ParseDecoratedNKey(content)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: creds_ref %s holds a user JWT but no nkey seed (a NATS .creds file is expected)", ref)
+		}
+		seed, err := kp.Seed()
+		if err != nil {
+			return nil, fmt.Errorf("cluster: creds_ref %s: the nkey is not a seed", ref)
+		}
+		return nats.UserJWTAndSeed(jwt, string(seed)), nil
 	}
-	kp, err := nkeys.ParseDecoratedNKey(content)
+	kp, err := nkeys.FromSeed(bytes.TrimSpace(content))
 	if err != nil {
-		return nil, fmt.Errorf("cluster: creds_ref %s holds no nkey seed (a NATS .creds file is expected)", ref)
+		return nil, fmt.Errorf("cluster: creds_ref %s holds neither a .creds file nor a user nkey seed (SU...)", ref)
 	}
-	seed, err := kp.Seed()
-	if err != nil {
-		return nil, fmt.Errorf("cluster: creds_ref %s: the nkey is not a seed", ref)
+	pub, err := kp.PublicKey()
+	if err != nil || !nkeys.IsValidPublicUserKey(pub) {
+		return nil, fmt.Errorf("cluster: creds_ref %s: the nkey seed is not a user's (SU...)", ref)
 	}
-	return nats.UserJWTAndSeed(jwt, string(seed)), nil
+	return nats.Nkey(pub, kp.Sign), nil
 }
 
 // resolveDocument reads a multi-line secret (a .creds file) by reference:
@@ -324,10 +381,10 @@ func (c *Cluster) Err() error {
 	switch {
 	case c.ctx.Err() != nil:
 		return ErrClosed
-	case !c.connected.Load() || !c.nc.IsConnected():
+	case !c.connected.Load() || !c.nc.IsConnected() || !c.lnc.IsConnected():
 		return ErrDisconnected
-	case c.pub.full():
-		return fmt.Errorf("%w: %d bytes wait to be published", ErrDisconnected, c.pub.pendingBytes())
+	case c.pending.Load() >= int64(c.cfg.BufferBytes):
+		return fmt.Errorf("%w: %d bytes wait to be published", ErrDisconnected, c.pending.Load())
 	}
 	return nil
 }
@@ -338,8 +395,9 @@ type Handlers struct {
 	// answers) on this replica's routes, acting for principal.
 	Local func(principal string, w http.ResponseWriter, r *http.Request)
 	// Hold counts a client following one of this replica's runs on
-	// another replica as attached (the hub's Hold); nil: not counted.
-	Hold func(runID string) (release func(), ok bool)
+	// another replica as attached (the hub's Hold of the run's key, made
+	// from the principal that started it and its runId); nil: not counted.
+	Hold func(principal, runID string) (release func(), ok bool)
 	// EndOrphan ends a lost run's running delegation from its audit record
 	// (the delegator's EndOrphan); nil: remote tasks are not cancelled.
 	EndOrphan func(ctx context.Context, rec audit.Record) error
@@ -357,9 +415,10 @@ func (c *Cluster) Start(h Handlers) error {
 		return fmt.Errorf("cluster: subscribing to the control subject: %w", err)
 	}
 	c.ctlSub = sub
-	c.wg.Go(c.refreshLeases)
-	c.wg.Go(c.scan)
-	c.wg.Go(c.follow)
+	c.spawn(c.refreshLeases)
+	c.spawn(c.scan)
+	c.spawn(c.follow)
+	c.spawn(c.watchClaims)
 	return nil
 }
 
@@ -373,16 +432,31 @@ func (c *Cluster) Close(ctx context.Context) error {
 		if c.ctlSub != nil {
 			_ = c.ctlSub.Unsubscribe()
 		}
-		err = c.pub.flush(ctx)
+		err = c.flushJournals(ctx)
 		c.audit.flush(ctx)
-		c.cancel()
-		c.pub.wake()
-		c.audit.wake()
-		c.mirrors.closeAll()
-		c.wg.Wait()
+		c.shutdown()
 		c.nc.Close()
+		c.lnc.Close()
 	})
 	return err
+}
+
+// shutdown stops every goroutine of the cluster and waits for them.
+func (c *Cluster) shutdown() {
+	c.cancel()
+	c.spawnMu.Lock()
+	c.spawnMu.closed = true
+	c.spawnMu.Unlock()
+	c.audit.wake()
+	c.mirrors.closeAll()
+	c.wg.Wait()
+}
+
+// wakeJournals wakes every local run's publisher (NATS is back).
+func (c *Cluster) wakeJournals() {
+	for _, rj := range c.local.snapshot() {
+		rj.kick()
+	}
 }
 
 // kvCtx is a context for one KV operation.

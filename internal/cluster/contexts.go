@@ -14,7 +14,8 @@ import (
 // ContextsBucket, so a thread's next run continues its remote contexts on
 // whichever replica it lands; per-run contexts stay in this replica's
 // memory, where the run runs. A store that cannot reach NATS answers
-// "none" (the delegation starts a new remote context).
+// "none" from Get, and an error from Lookup (the delegation starts a new
+// remote context and says so).
 type ContextStore struct {
 	c   *Cluster
 	run *delegator.MemoryContexts
@@ -31,17 +32,27 @@ func contextKey(k delegator.ContextKey) string { return token(k.Thread) + "." + 
 
 // Get implements delegator.ContextStore.
 func (s *ContextStore) Get(ctx context.Context, k delegator.ContextKey) (string, bool) {
+	id, ok, _ := s.Lookup(ctx, k)
+	return id, ok
+}
+
+// Lookup implements delegator.ContextLookup: a thread's context that
+// cannot be read (NATS slow or away) is an error, not "none", so that the
+// delegator can tell the user its delegation starts a new remote context.
+func (s *ContextStore) Lookup(ctx context.Context, k delegator.ContextKey) (string, bool, error) {
 	if k.Thread == "" {
-		return s.run.Get(ctx, k)
+		id, ok := s.run.Get(ctx, k)
+		return id, ok, nil
 	}
 	e, err := s.c.contexts.Get(ctx, contextKey(k))
-	if err != nil {
-		if !errors.Is(err, jetstream.ErrKeyNotFound) {
-			s.c.log.Warn("cluster: reading a sticky context; starting a new remote context", "err", err)
-		}
-		return "", false
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return "", false, nil
 	}
-	return string(e.Value()), true
+	if err != nil {
+		s.c.log.Warn("cluster: reading a sticky context; starting a new remote context", "err", err)
+		return "", false, err
+	}
+	return string(e.Value()), true, nil
 }
 
 // Put implements delegator.ContextStore.

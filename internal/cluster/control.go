@@ -26,7 +26,7 @@ const (
 // controlRequest is a request forwarded to a run's owner.
 type controlRequest struct {
 	// Op is "" for a forwarded HTTP request, "follow" for a follower's
-	// heartbeat (Path is then the runId).
+	// heartbeat (Path is then the runId, Principal the run's principal).
 	Op          string `json:"op,omitempty"`
 	Method      string `json:"method"`
 	Path        string `json:"path"`
@@ -49,7 +49,7 @@ type controlResponse struct {
 // the run is not another live replica's: unknown, ended, this replica's,
 // or its owner does not answer (dead); the caller then serves r itself.
 func (c *Cluster) Forward(w http.ResponseWriter, r *http.Request, runID, principal string) bool {
-	rec, err := c.Run(r.Context(), runID)
+	rec, err := c.Run(r.Context(), principal, runID)
 	if err != nil || rec.Replica == c.cfg.Replica || !rec.EndedAt.IsZero() {
 		return false
 	}
@@ -90,11 +90,12 @@ func (c *Cluster) Forward(w http.ResponseWriter, r *http.Request, runID, princip
 // cluster, at most 64 at once).
 func (c *Cluster) onControl(m *nats.Msg) {
 	var op struct {
-		Op   string `json:"op"`
-		Path string `json:"path"`
+		Op        string `json:"op"`
+		Path      string `json:"path"`
+		Principal string `json:"principal"`
 	}
 	if json.Unmarshal(m.Data, &op) == nil && op.Op == "follow" {
-		c.holds.touch(c, op.Path)
+		c.holds.touch(c, op.Principal, op.Path)
 		return
 	}
 	select {
@@ -102,10 +103,12 @@ func (c *Cluster) onControl(m *nats.Msg) {
 	case <-c.ctx.Done():
 		return
 	}
-	c.wg.Go(func() {
+	if !c.spawn(func() {
 		defer func() { <-c.ctlSem }()
 		c.serveControl(m)
-	})
+	}) {
+		<-c.ctlSem
+	}
 }
 
 func (c *Cluster) serveControl(m *nats.Msg) {
@@ -181,7 +184,7 @@ type hold struct {
 	until   time.Time
 }
 
-func (hs *holds) touch(c *Cluster, runID string) {
+func (hs *holds) touch(c *Cluster, principal, runID string) {
 	if c.handlers.Hold == nil {
 		return
 	}
@@ -190,18 +193,19 @@ func (hs *holds) touch(c *Cluster, runID string) {
 	if hs.m == nil {
 		hs.m = map[string]*hold{}
 	}
-	if h := hs.m[runID]; h != nil {
+	key := runKey(principal, runID)
+	if h := hs.m[key]; h != nil {
 		h.until = time.Now().Add(holdFor)
 		return
 	}
 	if len(hs.m) >= 100000 {
 		return
 	}
-	release, ok := c.handlers.Hold(runID)
+	release, ok := c.handlers.Hold(principal, runID)
 	if !ok {
 		return
 	}
-	hs.m[runID] = &hold{release: release, until: time.Now().Add(holdFor)}
+	hs.m[key] = &hold{release: release, until: time.Now().Add(holdFor)}
 }
 
 // expire releases the holds without a recent heartbeat (all with all).
@@ -226,7 +230,7 @@ func (c *Cluster) follow() {
 	defer c.holds.expire(true)
 	for c.sleep(followEvery) {
 		for _, f := range c.mirrors.followed() {
-			data, _ := json.Marshal(controlRequest{Op: "follow", Path: f.runID})
+			data, _ := json.Marshal(controlRequest{Op: "follow", Path: f.runID, Principal: f.principal})
 			_ = c.nc.Publish(controlSubject(f.replica), data)
 		}
 		c.holds.expire(false)

@@ -61,7 +61,7 @@ const parentScenario = `steps:
 `
 
 // writeConfig writes a replica's config and returns its path.
-func writeConfig(t *testing.T, dir, natsURL, replica string, remote *fakea2a.Server) string {
+func writeConfig(t *testing.T, dir string, ns *natstest.Server, replica string, remote *fakea2a.Server) string {
 	t.Helper()
 	scenario := filepath.Join(dir, "parent.yaml")
 	if err := os.WriteFile(scenario, []byte(parentScenario), 0o600); err != nil {
@@ -71,8 +71,8 @@ func writeConfig(t *testing.T, dir, natsURL, replica string, remote *fakea2a.Ser
 parent: {adapter: scripted, scenario: %q}
 agents:
   - {key: research, display_name: Research Agent, protocol: a2a, agent_card_url: %q}
-cluster: {nats_url: %q, replica: %s, lease: 2s}
-`, scenario, remote.CardURL(), natsURL, replica)
+cluster: {nats_url: %q, replica: %s, lease: 2s, creds_ref: %q}
+`, scenario, remote.CardURL(), ns.URL(), replica, ns.CredsRef())
 	path := filepath.Join(dir, replica+".yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -224,9 +224,9 @@ func TestKillOwnerMidDelegation(t *testing.T) {
 	remote := fakea2a.New(t, fakea2a.Options{Name: "research", Streaming: true, Behavior: fakea2a.Script(fakea2a.Steps(
 		fakea2a.Working("searching"), fakea2a.TextChunks("partial "), fakea2a.Hang())...)})
 	dir := t.TempDir()
-	a := startServe(t, writeConfig(t, dir, ns.URL(), "a", remote))
-	b := startServe(t, writeConfig(t, dir, ns.URL(), "b", remote))
-	c := startServe(t, writeConfig(t, dir, ns.URL(), "c", remote))
+	a := startServe(t, writeConfig(t, dir, ns, "a", remote))
+	b := startServe(t, writeConfig(t, dir, ns, "b", remote))
+	c := startServe(t, writeConfig(t, dir, ns, "c", remote))
 
 	live := post(t, a.url, "run-k")
 	cursor := ssetest.LastID(live.Until(t, `"delta":"partial "`))
@@ -246,8 +246,10 @@ func TestKillOwnerMidDelegation(t *testing.T) {
 	}
 	onB := follow()
 	a.kill(syscall.SIGKILL)
+	killed := time.Now()
 
 	onB.Rest()
+	t.Logf("the run ended on b %v after its replica was killed (lease 2s)", time.Since(killed).Round(10*time.Millisecond))
 	raw := onB.Raw.Bytes()
 	if !bytes.Contains(raw, []byte(`"code":"host_lost"`)) || !bytes.Contains(raw, []byte(`"type":"RUN_ERROR"`)) {
 		t.Fatalf("the stream on B did not end with RUN_ERROR host_lost:\n%s\n--- b:\n%s\n--- c:\n%s", raw, b.log(), c.log())
@@ -304,8 +306,8 @@ func TestRestartOfEveryReplica(t *testing.T) {
 		fakea2a.Working("searching"), fakea2a.TextChunks("all ", "of it"), fakea2a.Artifact(fakea2a.ArtifactSpec{Name: "notes.md", Text: "NOTES"}),
 		fakea2a.Completed("done"))...)})
 	dir := t.TempDir()
-	a := startServe(t, writeConfig(t, dir, ns.URL(), "a", remote))
-	b := startServe(t, writeConfig(t, dir, ns.URL(), "b", remote))
+	a := startServe(t, writeConfig(t, dir, ns, "a", remote))
+	b := startServe(t, writeConfig(t, dir, ns, "b", remote))
 	live := post(t, a.url, "run-r")
 	live.Until(t, "RUN_FINISHED")
 	live.Rest()
@@ -320,8 +322,8 @@ func TestRestartOfEveryReplica(t *testing.T) {
 	if err := ns.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	a2 := startServe(t, writeConfig(t, dir, ns.URL(), "a", remote))
-	b2 := startServe(t, writeConfig(t, dir, ns.URL(), "b", remote))
+	a2 := startServe(t, writeConfig(t, dir, ns, "a", remote))
+	b2 := startServe(t, writeConfig(t, dir, ns, "b", remote))
 	recs := audits(t, b2.url, "run-r")
 	if len(recs) != 1 || recs[0].Status != "completed" {
 		t.Fatalf("audit after the restart: %+v", recs)
@@ -355,7 +357,7 @@ func TestServeWithoutNATS(t *testing.T) {
 	url := ns.URL()
 	ns.Stop()
 	remote := fakea2a.New(t, fakea2a.Options{Name: "research", Streaming: true, Behavior: fakea2a.Script(fakea2a.Completed("done"))})
-	cmd := exec.Command(binary, "serve", "--config", writeConfig(t, t.TempDir(), url, "a", remote))
+	cmd := exec.Command(binary, "serve", "--config", writeConfig(t, t.TempDir(), ns, "a", remote))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()

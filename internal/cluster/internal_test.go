@@ -83,9 +83,9 @@ func TestCredsOption(t *testing.T) {
 	}
 }
 
-func newCluster(t *testing.T, url, replica string) *Cluster {
+func newCluster(t *testing.T, ns *natstest.Server, replica string) *Cluster {
 	t.Helper()
-	c, err := New(context.Background(), Config{URL: url, Replica: replica, Lease: 2 * time.Second})
+	c, err := New(context.Background(), Config{URL: ns.URL(), CredsRef: ns.CredsRef(), Replica: replica, Lease: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestSharedStores(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	ns := natstest.New(t)
-	a, b := newCluster(t, ns.URL(), "a"), newCluster(t, ns.URL(), "b")
+	a, b := newCluster(t, ns, "a"), newCluster(t, ns, "b")
 	ctx := context.Background()
 
 	a.Audit().Begin(audit.Record{DelegationID: "d1", RunID: "run-1", AgentKey: "research", StartedAt: time.Now()})
@@ -148,7 +148,7 @@ func TestAuditSettle(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	ns := natstest.New(t)
-	a := newCluster(t, ns.URL(), "a")
+	a := newCluster(t, ns, "a")
 	for i := range 50 {
 		a.Audit().Begin(audit.Record{DelegationID: fmt.Sprintf("d%d", i), RunID: "run-1", StartedAt: time.Now()})
 	}

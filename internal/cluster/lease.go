@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -24,74 +23,234 @@ const CodeHostLost = "host_lost"
 // hostLostMessage explains CodeHostLost.
 const hostLostMessage = "the host replica running this run stopped responding; the run was ended by another replica and its remote tasks were cancelled"
 
-// refreshLeases keeps this replica's runs leased: every Lease/3 each
-// journaled run's lease key is written again (an async publish to the
-// bucket's subject, acks awaited). After a gap longer than the lease, the
-// runs a survivor may have claimed meanwhile are checked, and a claimed run
-// is cancelled here (it was ended elsewhere).
+// refreshLeases keeps this replica's runs leased, on its own goroutine and
+// its own NATS connection (renewals never queue behind frames): every
+// Lease/3 each run's lease is rewritten, compare-and-set on the revision
+// this replica wrote last, all runs at once, acks awaited for at most
+// Lease/3. A renewal that succeeds lets the run publish until Lease minus
+// a margin after the round began (by this replica's clock: before the
+// lease could expire on the server); one that fails does not, so a
+// replica that cannot renew in time stops writing before anyone can take
+// its runs over. A lease found gone or changed has lapsed: see reacquire.
 func (c *Cluster) refreshLeases() {
 	every := c.cfg.Lease / 3
-	lastOK := time.Now()
-	for c.sleep(every) {
-		if !c.connected.Load() {
-			continue
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-c.ctx.Done():
+			return
 		}
-		runs := c.local.snapshot()
-		var futures []jetstream.PubAckFuture
-		failed := false
-		for _, rj := range runs {
-			if !rj.leased() {
-				continue
-			}
-			f, err := c.js.PublishAsync("$KV."+LeasesBucket+"."+rj.key, []byte(c.cfg.Replica))
-			if err != nil {
-				failed = true
-				break
-			}
-			futures = append(futures, f)
+		if c.lnc.IsConnected() {
+			c.renewLeases(every)
 		}
-		for _, f := range futures {
-			select {
-			case <-f.Ok():
-			case <-f.Err():
-				failed = true
-			case <-time.After(every):
-				failed = true
-			case <-c.ctx.Done():
-				return
-			}
-		}
-		if failed {
-			continue
-		}
-		if time.Since(lastOK) > c.cfg.Lease-every {
-			// Our leases may have expired meanwhile: was a run claimed?
-			c.checkClaims(runs)
-		}
-		lastOK = time.Now()
 	}
 }
 
-// checkClaims cancels the local runs another replica has taken over.
-func (c *Cluster) checkClaims(runs []*runJournal) {
-	for _, rj := range runs {
-		ctx, cancel := c.kvCtx(c.ctx)
-		e, err := c.claims.Get(ctx, rj.key)
-		cancel()
+// renewLeases is one round of refreshLeases, bounded by deadline.
+func (c *Cluster) renewLeases(deadline time.Duration) {
+	type renewal struct {
+		rj *runJournal
+		f  jetstream.PubAckFuture
+	}
+	start := time.Now()
+	var pending []renewal
+	for _, rj := range c.local.snapshot() {
+		rj.mu.Lock()
+		rev, lapsed, live := rj.leaseRev, rj.lapsed, rj.state == stateLive
+		rj.mu.Unlock()
+		if !live || rev == 0 {
+			continue
+		}
+		if lapsed {
+			c.relapse(rj)
+			continue
+		}
+		m := nats.NewMsg("$KV." + LeasesBucket + "." + rj.key)
+		m.Data = []byte(c.cfg.Replica)
+		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
+		f, err := c.ljs.PublishMsgAsync(m)
 		if err != nil {
+			c.obs.LeaseRenewFailed()
 			continue
 		}
-		by := parseClaim(e.Value()).Replica
-		if by == c.cfg.Replica {
+		pending = append(pending, renewal{rj, f})
+	}
+	timer := time.NewTimer(deadline)
+	defer timer.Stop()
+	late := false
+	for _, p := range pending {
+		if late {
+			select {
+			case ack := <-p.f.Ok():
+				p.rj.renewed(ack.Sequence, start)
+			default:
+				c.obs.LeaseRenewFailed()
+			}
 			continue
 		}
-		c.log.Warn("cluster: another replica ended this run while this replica was cut off; cancelling it here", "run_id", rj.run.RunID, "by", by)
-		rj.disown()
-		c.local.remove(rj)
-		if rj.run.Cancel != nil {
-			ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
-			_ = rj.run.Cancel(ctx)
-			cancel()
+		select {
+		case ack := <-p.f.Ok():
+			p.rj.renewed(ack.Sequence, start)
+		case err := <-p.f.Err():
+			c.obs.LeaseRenewFailed()
+			if isWrongLastSeq(err) {
+				c.reacquire(p.rj)
+			}
+		case <-timer.C:
+			late = true
+			c.obs.LeaseRenewFailed()
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+// renewed records a renewal acked at rev: the run may publish until the
+// lease could expire (from start, the round's beginning), minus a margin.
+func (rj *runJournal) renewed(rev uint64, start time.Time) {
+	rj.mu.Lock()
+	rj.leaseRev = rev
+	until := start.Add(rj.c.cfg.Lease - rj.c.leaseMargin())
+	wasValid := time.Now().Before(rj.validUntil)
+	if until.After(rj.validUntil) {
+		rj.validUntil = until
+	}
+	rj.mu.Unlock()
+	if !wasValid {
+		rj.kick() // its publisher waited for the lease
+	}
+}
+
+// reacquire handles a run whose lease renewal was refused. A lease that
+// still holds this replica's name only had another revision (a renewal
+// whose ack came too late was stored): its revision is adopted. A lease
+// that is gone lapsed (it expired while this replica could not renew it: a
+// pause, starvation, a cut from NATS): if no replica has claimed the run,
+// the lease is taken again (a KV create: exclusive) and the run continues;
+// otherwise another replica is ending the run and this one fences it. A
+// claim made after the check is seen by watchClaims, and the journal's
+// compare-and-set keeps one history meanwhile.
+func (c *Cluster) reacquire(rj *runJournal) {
+	ctx, cancel := c.kvCtx(c.ctx)
+	defer cancel()
+	start := time.Now()
+	e, err := c.lleases.Get(ctx, rj.key)
+	switch {
+	case err == nil && string(e.Value()) == c.cfg.Replica:
+		rj.mu.Lock()
+		rj.leaseRev, rj.lapsed = e.Revision(), false
+		rj.mu.Unlock()
+		return
+	case err == nil:
+		rj.fence("its lease was taken by " + string(e.Value()))
+		return
+	case !errors.Is(err, jetstream.ErrKeyNotFound):
+		rj.mu.Lock()
+		rj.lapsed = true // checked again next round
+		rj.mu.Unlock()
+		return
+	}
+	rev, err := c.lleases.Create(ctx, rj.key, []byte(c.cfg.Replica))
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		rj.fence("its lease was taken")
+		return
+	}
+	if err != nil {
+		rj.mu.Lock()
+		rj.lapsed = true
+		rj.mu.Unlock()
+		return
+	}
+	rj.mu.Lock()
+	rj.leaseRev, rj.lapsed = rev, true // until the claim check passed
+	rj.mu.Unlock()
+	if !c.claimFree(ctx, rj) {
+		return
+	}
+	rj.mu.Lock()
+	rj.lapsed = false
+	rj.mu.Unlock()
+	rj.renewed(rev, start)
+	c.log.Warn("cluster: a run's lease had lapsed (this replica could not renew it in time); no other replica took the run, so it continues", "run_id", rj.rec.RunID)
+}
+
+// claimFree reports whether no other replica has claimed the run; it
+// fences the run when one has. false without fencing: it cannot tell now.
+func (c *Cluster) claimFree(ctx context.Context, rj *runJournal) bool {
+	e, err := c.claims.Get(ctx, rj.key)
+	switch {
+	case err == nil && parseClaim(e.Value()).Replica != c.cfg.Replica:
+		rj.fence("it was claimed by replica " + parseClaim(e.Value()).Replica)
+		return false
+	case err != nil && !errors.Is(err, jetstream.ErrKeyNotFound):
+		return false
+	}
+	return true
+}
+
+// relapse retries a lapsed run: its lease is taken again if needed and
+// the run continues once no claim is found.
+func (c *Cluster) relapse(rj *runJournal) {
+	ctx, cancel := c.kvCtx(c.ctx)
+	defer cancel()
+	e, err := c.lleases.Get(ctx, rj.key)
+	if err != nil || string(e.Value()) != c.cfg.Replica {
+		c.reacquire(rj)
+		return
+	}
+	start := time.Now()
+	if !c.claimFree(ctx, rj) {
+		return
+	}
+	rev, err := c.lleases.Update(ctx, rj.key, []byte(c.cfg.Replica), e.Revision())
+	if err != nil {
+		return
+	}
+	rj.mu.Lock()
+	rj.lapsed = false
+	rj.mu.Unlock()
+	rj.renewed(rev, start)
+}
+
+// watchClaims fences a local run as soon as another replica claims it
+// (the goroutine is owned by the Cluster). Its watcher is made again
+// after each reconnection (a restarted server loses it), and starts with
+// every claim, so that claims made meanwhile are seen.
+func (c *Cluster) watchClaims() {
+	for c.ctx.Err() == nil {
+		w, err := c.claims.WatchAll(c.ctx)
+		if err != nil {
+			if !c.sleep(time.Second) {
+				return
+			}
+			continue
+		}
+		c.readClaims(w)
+		_ = w.Stop()
+	}
+}
+
+func (c *Cluster) readClaims(w jetstream.KeyWatcher) {
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e == nil || e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			if by := parseClaim(e.Value()).Replica; by != c.cfg.Replica {
+				if rj := c.local.get(e.Key()); rj != nil {
+					rj.fence("it was claimed by replica " + by)
+				}
+			}
+		case <-c.reconnected:
+			return
+		case <-c.ctx.Done():
+			return
 		}
 	}
 }
@@ -168,7 +327,7 @@ func (c *Cluster) tryTakeover(key string) {
 		return // leased again, or unknown
 	}
 	runID := string(e.Value())
-	if c.local.has(runID) {
+	if c.local.get(key) != nil {
 		return // ours and alive: the refresher restores the lease
 	}
 	how, rev := c.claim(ctx, key)
@@ -180,8 +339,10 @@ func (c *Cluster) tryTakeover(key string) {
 		_ = c.active.Delete(ctx, key)
 		return
 	case claimResumed:
+		c.obs.Takeover(true)
 		c.log.Warn("cluster: the replica ending a lost run stopped before it finished; finishing it", "run_id", runID)
 	default:
+		c.obs.Takeover(false)
 		c.log.Warn("cluster: a run's replica stopped renewing its lease; ending the run", "run_id", runID)
 	}
 	// errClaimLost was logged by the claim's holder.
@@ -213,7 +374,7 @@ func (c *Cluster) takeover(key, runID string, rev uint64) (err error) {
 	if c.crashed("claimed") {
 		return errCrashed
 	}
-	rec, err := c.Run(ctx, runID)
+	rec, err := c.record(ctx, key)
 	if errors.Is(err, subagentstream.ErrNoRun) {
 		return c.active.Delete(ctx, key)
 	}
@@ -221,11 +382,14 @@ func (c *Cluster) takeover(key, runID string, rev uint64) (err error) {
 		return err
 	}
 	for attempt := 0; ; attempt++ {
-		err := c.closeStream(ctx, rec)
+		err := c.closeStream(ctx, key, rec)
 		if err == nil {
 			break
 		}
 		if attempt == 3 || !isWrongLastSeq(err) {
+			return err
+		}
+		if err := h.confirm(); err != nil {
 			return err
 		}
 	}
@@ -284,20 +448,25 @@ func (c *Cluster) takeover(key, runID string, rev uint64) (err error) {
 	return c.active.Delete(ctx, key)
 }
 
-// closeStream appends the frames that end the run's stream, each expecting
-// the subject's previous message: if anything else was appended meanwhile
+// closeStream appends the frames that end the run's stream, in one
+// message expecting the subject's last sequence as read, then the end
+// marker, expecting that message: if anything else was appended meanwhile
 // (the lost replica came back), it fails and is done again from the start.
 //
 // What the stream holds is kept: frames a replica that died during its
-// takeover appended close what they close, so Abort appends only what is
-// still open; a stream that already has its terminal event (RUN_ERROR of
-// an earlier takeover, or the run's own end) only gets its end marker.
-func (c *Cluster) closeStream(ctx context.Context, rec RunRecord) error {
+// takeover appended close what they close, so only what is still open is
+// closed; a stream that already has its terminal event (RUN_ERROR of an
+// earlier takeover, or the run's own end) only gets its end marker. A run
+// whose journal is empty (its replica died before its first frame was
+// committed: no client saw anything) gets a lone RUN_ERROR host_lost,
+// never an invented RUN_STARTED.
+func (c *Cluster) closeStream(ctx context.Context, key string, rec RunRecord) error {
 	m := subagentstream.NewMirror(rec.ThreadID, rec.RunID, c.cfg.Stream)
 	var terminal uint64 // the first terminal frame's id
-	seq, err := c.readSeq(ctx, rec.RunID, m, func() {}, false, func(id uint64, typ events.EventType) {
-		if (typ == events.EventTypeRunError || typ == events.EventTypeRunFinished) && (terminal == 0 || id < terminal) {
-			terminal = id
+	subject := framesSubject(key)
+	seq, err := c.readFrom(ctx, subject, 1, m, false, func(f wireFrame) {
+		if isTerminal(f.typ) && (terminal == 0 || f.id < terminal) {
+			terminal = f.id
 		}
 	})
 	if err != nil {
@@ -306,23 +475,20 @@ func (c *Cluster) closeStream(ctx context.Context, rec RunRecord) error {
 	if m.Ended() {
 		return nil
 	}
-	var frames []*subagentstream.Frame
 	if terminal == 0 || terminal > m.LastID() {
-		frames = m.Abort(CodeHostLost, hostLostMessage)
-	}
-	subject := framesSubject(rec.RunID)
-	for _, f := range frames {
-		msg := nats.NewMsg(subject)
-		msg.Header.Set(hdrID, strconv.FormatUint(f.ID, 10))
-		msg.Header.Set(hdrType, string(f.Type))
-		msg.Data = f.Data
-		ack, err := c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(seq))
-		if err != nil {
-			return fmt.Errorf("cluster: closing run %s: %w", rec.RunID, err)
-		}
-		seq = ack.Sequence
-		if c.crashed("frame") {
-			return errCrashed
+		if frames := m.Closing(CodeHostLost, hostLostMessage, time.Now()); len(frames) > 0 {
+			ack, err := c.js.PublishMsg(ctx, frameMsg(subject, frames), jetstream.WithExpectLastSequencePerSubject(seq))
+			if err != nil {
+				return fmt.Errorf("cluster: closing run %s: %w", rec.RunID, err)
+			}
+			seq = ack.Sequence
+			c.obs.RunLost(LostLease)
+			for _, f := range frames {
+				_ = m.AppendFrame(f)
+			}
+			if c.crashed("frame") {
+				return errCrashed
+			}
 		}
 	}
 	msg := nats.NewMsg(subject)

@@ -32,14 +32,18 @@ const (
 	ContextsBucket = "agentadaptor-contexts"
 	// ArtifactsBucket is the object store of remote artifacts.
 	ArtifactsBucket = "agentadaptor-artifacts"
+	// CancelsBucket records which replica cancels each remote task (key
+	// token(sdkRunId).token(delegationId)): the first to create the key
+	// sends CancelTask, nobody else does.
+	CancelsBucket = "agentadaptor-cancels"
 )
 
 // Headers of the frames stream's messages.
 const (
-	hdrID   = "Aa-Id"   // the frame's id (cursor)
-	hdrType = "Aa-Type" // the frame's AG-UI type
+	hdrID   = "Aa-Id"   // the frame's id (cursor); of a batch, its first frame's
+	hdrType = "Aa-Type" // the frame's AG-UI type (a message of one frame)
+	hdrN    = "Aa-N"    // a batch: the number of frames (data: see encodeBatch)
 	hdrEnd  = "Aa-End"  // an end marker: the run's last frame id
-	hdrLost = "Aa-Lost" // on an end marker: the journal was abandoned there
 )
 
 // maxPlainToken is the longest id encoded as is (base64url); longer ones
@@ -60,7 +64,18 @@ func token(id string) string {
 	return "=" + base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-func framesSubject(runID string) string    { return framesPrefix + token(runID) }
+// runKey is the key of a run in every bucket and the last token of its
+// frames subject: token(runId), or, when run ids are the principal's own
+// (the host passes the principal), token(principal NUL runId). A
+// principal never contains NUL.
+func runKey(principal, runID string) string {
+	if principal == "" {
+		return token(runID)
+	}
+	return token(principal + "\x00" + runID)
+}
+
+func framesSubject(key string) string      { return framesPrefix + key }
 func controlSubject(replica string) string { return controlPrefix + token(replica) }
 
 // sanitizeReplica turns a host name into a replica name.

@@ -25,9 +25,9 @@ import (
 )
 
 // leaseCluster is newCluster with its lease.
-func leaseCluster(t *testing.T, url, replica string, lease time.Duration) *Cluster {
+func leaseCluster(t *testing.T, ns *natstest.Server, replica string, lease time.Duration) *Cluster {
 	t.Helper()
-	c, err := New(context.Background(), Config{URL: url, Replica: replica, Lease: lease})
+	c, err := New(context.Background(), Config{URL: ns.URL(), CredsRef: ns.CredsRef(), Replica: replica, Lease: lease})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,13 +46,13 @@ func leaseCluster(t *testing.T, url, replica string, lease time.Duration) *Clust
 func crash(c *Cluster) {
 	c.closeOnce.Do(func() {
 		c.nc.Close()
-		c.cancel()
-		c.pub.wake()
-		c.audit.wake()
-		c.mirrors.closeAll()
-		c.wg.Wait()
+		c.lnc.Close()
+		c.shutdown()
 	})
 }
+
+// startLeases starts c's lease refresher only (no scanner, no control).
+func startLeases(c *Cluster) { c.spawn(c.refreshLeases) }
 
 // lostRun is a run whose replica died mid-delegation: its stream has a
 // text message, a tool call and two subagents open, and two running
@@ -65,7 +65,7 @@ const lostFrames = 9 // the frames the owner journals
 
 func startLostRun(t *testing.T, owner *Cluster, runID string) lostRun {
 	t.Helper()
-	r := lostRun{runID: runID, sdkRunID: "sdk-" + runID, key: token(runID)}
+	r := lostRun{runID: runID, sdkRunID: "sdk-" + runID, key: runKey("alice", runID)}
 	at := time.Now()
 	custom := func(kind delegation.DelegationEventKind, value map[string]any) events.Event {
 		return agui.NewCustomEvent(string(kind), value, at)
@@ -84,6 +84,7 @@ func startLostRun(t *testing.T, owner *Cluster, runID string) lostRun {
 	if len(evs) != lostFrames {
 		t.Fatal("lostFrames")
 	}
+	startLeases(owner)
 	rj := owner.Journal().Begin(subagentstream.JournalRun{RunID: runID, ThreadID: "t-" + runID, SDKRunID: r.sdkRunID, Owner: "alice"})
 	for i, ev := range evs {
 		ev.SetTimestamp(at.UnixMilli())
@@ -99,7 +100,7 @@ func startLostRun(t *testing.T, owner *Cluster, runID string) lostRun {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := owner.pub.flush(ctx); err != nil {
+	if err := owner.flushJournals(ctx); err != nil {
 		t.Fatal(err)
 	}
 	owner.audit.flush(ctx)
@@ -175,7 +176,7 @@ func closed(ch <-chan struct{}) bool {
 func ended(c *Cluster, r lostRun) bool {
 	ctx, cancel := c.kvCtx(context.Background())
 	defer cancel()
-	rec, err := c.Run(ctx, r.runID)
+	rec, err := c.record(ctx, r.key)
 	if err != nil || rec.End != EndLost {
 		return false
 	}
@@ -187,19 +188,19 @@ func ended(c *Cluster, r lostRun) bool {
 }
 
 type rawMsg struct {
-	seq            uint64
-	id, typ, end   string
-	data           []byte
-	isMarker       bool
-	lostJournalEnd bool
+	seq          uint64
+	id, typ, end string
+	data         []byte
+	isMarker     bool
 }
 
-// subjectMsgs reads every message of the run's frames subject.
-func subjectMsgs(t *testing.T, c *Cluster, runID string) []rawMsg {
+// subjectMsgs reads every message of the run's frames subject, a batch
+// as one entry per frame.
+func subjectMsgs(t *testing.T, c *Cluster, key string) []rawMsg {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	subject := framesSubject(runID)
+	subject := framesSubject(key)
 	last, err := c.frames.GetLastMsgForSubject(ctx, subject)
 	if err != nil {
 		t.Fatal(err)
@@ -219,8 +220,17 @@ func subjectMsgs(t *testing.T, c *Cluster, runID string) []rawMsg {
 			t.Fatal(err)
 		}
 		h := msg.Headers()
-		out = append(out, rawMsg{seq: md.Sequence.Stream, id: h.Get(hdrID), typ: h.Get(hdrType), end: h.Get(hdrEnd),
-			data: msg.Data(), isMarker: h.Get(hdrEnd) != "", lostJournalEnd: h.Get(hdrLost) != ""})
+		if h.Get(hdrEnd) != "" {
+			out = append(out, rawMsg{seq: md.Sequence.Stream, end: h.Get(hdrEnd), isMarker: true})
+		} else {
+			frames, err := decodeFrames(h, msg.Data())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range frames {
+				out = append(out, rawMsg{seq: md.Sequence.Stream, id: strconv.FormatUint(f.id, 10), typ: string(f.typ), data: f.data})
+			}
+		}
 		if md.Sequence.Stream >= last.Sequence {
 			return out
 		}
@@ -232,14 +242,14 @@ func subjectMsgs(t *testing.T, c *Cluster, runID string) []rawMsg {
 // RUN_ERROR host_lost as the last frame, then exactly one end marker.
 func checkClosedOnce(t *testing.T, c *Cluster, r lostRun) []rawMsg {
 	t.Helper()
-	msgs := subjectMsgs(t, c, r.runID)
+	msgs := subjectMsgs(t, c, r.key)
 	var frames []aguiverify.Frame
 	failed := map[string]int{}
 	runErrors, markers := 0, 0
 	for i, m := range msgs {
 		if m.isMarker {
 			markers++
-			if i != len(msgs)-1 || m.lostJournalEnd || m.end != strconv.Itoa(len(frames)) {
+			if i != len(msgs)-1 || m.end != strconv.Itoa(len(frames)) {
 				t.Fatalf("end marker %d (%+v) after %d frames, want one, last, Aa-End %d", i, m, len(frames), len(frames))
 			}
 			continue
@@ -297,9 +307,7 @@ func TestTakeoverFinishedAfterClaimerDied(t *testing.T) {
 		twice string // the delegation that may be cancelled twice
 	}{
 		{name: "after the claim", step: "claimed", nth: 1},
-		{name: "after the first closing frame", step: "frame", nth: 1},
-		{name: "after three closing frames", step: "frame", nth: 3},
-		{name: "after RUN_ERROR, before the end marker", step: "frame", nth: 5},
+		{name: "after the closing frames, before the end marker", step: "frame", nth: 1},
 		{name: "after the end marker", step: "stream", nth: 1},
 		{name: "after cancelling the first task", step: "orphan", nth: 1, twice: "d1"},
 		{name: "after ending the delegations", step: "orphans", nth: 1},
@@ -312,12 +320,12 @@ func TestTakeoverFinishedAfterClaimerDied(t *testing.T) {
 			t.Parallel()
 			const lease = time.Second
 			ns := natstest.New(t)
-			owner := leaseCluster(t, ns.URL(), "owner", lease)
+			owner := leaseCluster(t, ns, "owner", lease)
 			r := startLostRun(t, owner, "run-lost")
 			crash(owner)
 
 			var calls orphanCalls
-			b := leaseCluster(t, ns.URL(), "b", lease)
+			b := leaseCluster(t, ns, "b", lease)
 			b.handlers = Handlers{EndOrphan: calls.handler(b)}
 			if tc.step != "" {
 				hook, fired := crashAtNth(tc.step, tc.nth)
@@ -328,7 +336,7 @@ func TestTakeoverFinishedAfterClaimerDied(t *testing.T) {
 				scanUntil(t, b, func() bool { return ended(b, r) })
 			}
 
-			s := leaseCluster(t, ns.URL(), "s", lease)
+			s := leaseCluster(t, ns, "s", lease)
 			s.handlers = Handlers{EndOrphan: calls.handler(s)}
 			scanUntil(t, s, func() bool { return ended(s, r) })
 
@@ -348,17 +356,17 @@ func TestTakeoverFinishedAfterClaimerDied(t *testing.T) {
 			// view) only gets removed.
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			before, _ := s.Run(ctx, r.runID)
+			before, _ := s.record(ctx, r.key)
 			cancelled := calls.get("d1") + calls.get("d2")
 			if _, err := s.active.Put(ctx, r.key, []byte(r.runID)); err != nil {
 				t.Fatal(err)
 			}
-			other := leaseCluster(t, ns.URL(), "other", lease)
+			other := leaseCluster(t, ns, "other", lease)
 			other.handlers = Handlers{EndOrphan: calls.handler(other)}
 			scanUntil(t, other, func() bool { return ended(other, r) })
 			_ = s.scanOnce()
-			after, _ := s.Run(ctx, r.runID)
-			if again := subjectMsgs(t, s, r.runID); len(again) != len(msgs) {
+			after, _ := s.record(ctx, r.key)
+			if again := subjectMsgs(t, s, r.key); len(again) != len(msgs) {
 				t.Fatalf("the stream grew from %d to %d messages", len(msgs), len(again))
 			}
 			if n := calls.get("d1") + calls.get("d2"); n != cancelled {
@@ -372,20 +380,21 @@ func TestTakeoverFinishedAfterClaimerDied(t *testing.T) {
 }
 
 // The scanners of running replicas finish the takeover of one that died
-// midway (after two closing frames), as in production: Start, no test
+// midway (after the closing frames), as in production: Start, no test
 // driving the scans.
 func TestScannerFinishesADeadClaimersTakeover(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	const lease = time.Second
 	ns := natstest.New(t)
-	owner := leaseCluster(t, ns.URL(), "owner", lease)
+	owner := leaseCluster(t, ns, "owner", lease)
 	r := startLostRun(t, owner, "run-bg")
 	crash(owner)
 
 	var calls orphanCalls
-	b := leaseCluster(t, ns.URL(), "b", lease)
-	hook, fired := crashAtNth("frame", 2)
+	s := leaseCluster(t, ns, "s", lease) // connected as long as b: a running survivor
+	b := leaseCluster(t, ns, "b", lease)
+	hook, fired := crashAtNth("frame", 1)
 	b.crashAt = hook
 	if err := b.Start(Handlers{EndOrphan: calls.handler(b)}); err != nil {
 		t.Fatal(err)
@@ -396,12 +405,13 @@ func TestScannerFinishesADeadClaimersTakeover(t *testing.T) {
 		t.Fatal("b never claimed the lost run")
 	}
 	crash(b)
+	crashed := time.Now()
 
-	s := leaseCluster(t, ns.URL(), "s", lease)
 	if err := s.Start(Handlers{EndOrphan: calls.handler(s)}); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, func() bool { return ended(s, r) })
+	t.Logf("the takeover was complete %v after its first holder died (lease %v)", time.Since(crashed).Round(10*time.Millisecond), lease)
 	checkClosedOnce(t, s, r)
 	if calls.get("d1") != 1 || calls.get("d2") != 1 {
 		t.Fatalf("CancelTask: d1 %d, d2 %d, want 1 each", calls.get("d1"), calls.get("d2"))
@@ -470,17 +480,17 @@ func TestLiveClaimIsKept(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	const lease = 3 * time.Second
 	ns := natstest.New(t)
-	owner := leaseCluster(t, ns.URL(), "owner", lease)
+	owner := leaseCluster(t, ns, "owner", lease)
 	r := startLostRun(t, owner, "run-live")
 	crash(owner)
 
 	var calls orphanCalls
-	b := leaseCluster(t, ns.URL(), "b", lease)
+	b := leaseCluster(t, ns, "b", lease)
 	slow := newBlockingOrphans(calls.handler(b))
 	b.handlers = Handlers{EndOrphan: slow.handler}
 	done := claimTakeover(t, b, slow.entered)
 
-	s := leaseCluster(t, ns.URL(), "s", lease)
+	s := leaseCluster(t, ns, "s", lease)
 	s.handlers = Handlers{EndOrphan: calls.handler(s)}
 	first := claimEntry(t, s, r.key).Revision()
 	// s scans while b refreshes its claim four times (more than a lease).
@@ -510,12 +520,12 @@ func TestTakenClaimStopsItsFormerHolder(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	const lease = time.Second
 	ns := natstest.New(t)
-	owner := leaseCluster(t, ns.URL(), "owner", lease)
+	owner := leaseCluster(t, ns, "owner", lease)
 	r := startLostRun(t, owner, "run-taken")
 	crash(owner)
 
 	var calls orphanCalls
-	b := leaseCluster(t, ns.URL(), "b", lease)
+	b := leaseCluster(t, ns, "b", lease)
 	stuck := newBlockingOrphans(calls.handler(b)) // never released: ends with its context
 	b.handlers = Handlers{EndOrphan: stuck.handler}
 	done := claimTakeover(t, b, stuck.entered)
@@ -536,7 +546,7 @@ func TestTakenClaimStopsItsFormerHolder(t *testing.T) {
 	if v := parseClaim(claimEntry(t, b, r.key).Value()); v.Replica != "x" || v.Done {
 		t.Fatalf("the claim after b stopped: %+v", v)
 	}
-	if rec, err := b.Run(ctx, r.runID); err != nil || rec.End != "" {
+	if rec, err := b.record(ctx, r.key); err != nil || rec.End != "" {
 		t.Fatalf("b wrote the record after losing the claim: %+v %v", rec, err)
 	}
 	if _, err := b.active.Get(ctx, r.key); err != nil {
@@ -546,7 +556,7 @@ func TestTakenClaimStopsItsFormerHolder(t *testing.T) {
 		t.Fatal("b ended a delegation after losing the claim")
 	}
 
-	s := leaseCluster(t, ns.URL(), "s", lease)
+	s := leaseCluster(t, ns, "s", lease)
 	s.handlers = Handlers{EndOrphan: calls.handler(s)}
 	scanUntil(t, s, func() bool { return ended(s, r) })
 	checkClosedOnce(t, s, r)
@@ -563,7 +573,8 @@ func TestLostRunThatHadFinished(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	const lease = time.Second
 	ns := natstest.New(t)
-	owner := leaseCluster(t, ns.URL(), "owner", lease)
+	owner := leaseCluster(t, ns, "owner", lease)
+	startLeases(owner)
 	rj := owner.Journal().Begin(subagentstream.JournalRun{RunID: "run-f", ThreadID: "t-f", SDKRunID: "sdk-f"})
 	for i, ev := range []events.Event{
 		events.NewRunStartedEvent("t-f", "run-f"),
@@ -580,15 +591,15 @@ func TestLostRunThatHadFinished(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := owner.pub.flush(ctx); err != nil {
+	if err := owner.flushJournals(ctx); err != nil {
 		t.Fatal(err)
 	}
 	crash(owner) // before rj.End: no end marker, the run stays active
 
-	s := leaseCluster(t, ns.URL(), "s", lease)
+	s := leaseCluster(t, ns, "s", lease)
 	r := lostRun{runID: "run-f", sdkRunID: "sdk-f", key: token("run-f")}
 	scanUntil(t, s, func() bool { return ended(s, r) })
-	msgs := subjectMsgs(t, s, r.runID)
+	msgs := subjectMsgs(t, s, r.key)
 	if len(msgs) != 6 || !msgs[5].isMarker || msgs[5].end != "5" || msgs[4].typ != string(events.EventTypeRunFinished) {
 		t.Fatalf("the stream after the takeover: %+v", msgs)
 	}

@@ -20,6 +20,7 @@ var protocolSDKs = []string{
 	"github.com/a2aproject/a2a-go",
 	"github.com/ag-ui-protocol/ag-ui",
 	"github.com/modelcontextprotocol/go-sdk",
+	"github.com/coder/acp-go-sdk",
 }
 
 // pkgFiles maps a package dir (relative to the repo root) to its parsed
@@ -85,7 +86,7 @@ func hasPrefixAny(s string, prefixes ...string) bool {
 
 // testSupport are the packages only tests import.
 var testSupport = []string{module + "/internal/testenv", module + "/internal/shellagent", module + "/internal/delegationtest", module + "/internal/delegationenv",
-	module + "/internal/otlpsink", module + "/internal/ssetest"}
+	module + "/internal/otlpsink", module + "/internal/ssetest", module + "/internal/conntest", module + "/internal/fakeacp"}
 
 // isTestSupport reports whether the package in dir is itself test support
 // (and so may build on other test support).
@@ -93,7 +94,8 @@ func isTestSupport(dir string) bool {
 	switch dir {
 	case "internal/testenv", "internal/shellagent", "internal/realcli", "internal/clie2e",
 		"internal/fakea2a", "internal/fakemodel", "pkg/adapters/adaptertest",
-		"internal/delegationtest", "internal/delegationenv", "internal/otlpsink", "bench/otlpsink", "internal/ssetest":
+		"internal/delegationtest", "internal/delegationenv", "internal/otlpsink", "bench/otlpsink", "internal/ssetest", "internal/conntest",
+		"internal/fakeacp":
 		return true
 	}
 	return false
@@ -116,6 +118,7 @@ var (
 	a2aSDK  = "github.com/a2aproject/a2a-go"
 	aguiSDK = "github.com/ag-ui-protocol/ag-ui"
 	mcpSDK  = "github.com/modelcontextprotocol/go-sdk"
+	acpSDK  = "github.com/coder/acp-go-sdk"
 )
 
 func mod(paths ...string) []string {
@@ -183,9 +186,12 @@ func TestImportRules(t *testing.T) {
 			if dir != "pkg/adapters/scripted" {
 				forbidden = append(forbidden, mcpSDK)
 			}
+			if dir != "pkg/adapters/acp" {
+				forbidden = append(forbidden, acpSDK)
+			}
 			for _, imp := range imports(files) {
 				if hasPrefixAny(imp, forbidden...) {
-					t.Errorf("%s imports %s: adapters import the core SDK only (the scripted agent may use the MCP client)", dir, imp)
+					t.Errorf("%s imports %s: adapters import the core SDK only (the scripted agent may use the MCP client, the ACP adapter the ACP SDK)", dir, imp)
 				}
 			}
 			continue

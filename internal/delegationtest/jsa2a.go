@@ -38,7 +38,7 @@ func JSRemoteRecordings() string {
 // @a2a-js/sdk the test is skipped, or fails under CI=true.
 func StartJSRemote(t testing.TB, args ...string) string {
 	t.Helper()
-	root, err := testenv.NodePackages("@a2a-js/sdk")
+	root, err := testenv.NodePackages(testenv.A2AJSPackages()...)
 	testenv.Require(t, "node and @a2a-js/sdk", err)
 	cmd := exec.Command("node", append([]string{filepath.Join(root, JSRemoteScript)}, args...)...)
 	cmd.Dir = root
@@ -250,16 +250,19 @@ func (r *JSReplay) CardURL() string { return r.srv.URL + "/.well-known/agent-car
 func (r *JSReplay) PollCardURL() string { return r.srv.URL + "/poll/.well-known/agent-card.json" }
 
 // JSScenarioOf names the scenario of JSRemoteScript a message text asks
-// for, as the script itself does: "[poll]", "[early]" or "[result]" in the
-// text, else "ask" when it contains ask, else "generic".
+// for, as the script itself (its scenarioOf) does: "[poll]", "[early]" or
+// "[result]" in the text; else the first keyword the text contains: "ask"
+// (ask), "fail" (failed), "cancel" (canceled); else "generic".
 func JSScenarioOf(text string) string {
 	for _, name := range []string{"poll", "early", "result"} {
 		if strings.Contains(text, "["+name+"]") {
 			return name
 		}
 	}
-	if strings.Contains(text, "ask") {
-		return "ask"
+	for _, k := range []struct{ keyword, scenario string }{{"ask", "ask"}, {"fail", "failed"}, {"cancel", "canceled"}} {
+		if strings.Contains(text, k.keyword) {
+			return k.scenario
+		}
 	}
 	return "generic"
 }

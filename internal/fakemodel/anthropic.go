@@ -228,7 +228,7 @@ func ContainsText(r Request, s string) bool { return strings.Contains(string(r.B
 func ModelRequests(rs []Request) []Request {
 	var out []Request
 	for _, r := range rs {
-		if r.Method == http.MethodPost && (r.Path == "/v1/messages" || r.Path == "/v1/responses") {
+		if r.Method == http.MethodPost && (r.Path == "/v1/messages" || r.Path == "/v1/responses" || strings.HasSuffix(r.Path, ":streamGenerateContent")) {
 			out = append(out, r)
 		}
 	}

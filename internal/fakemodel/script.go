@@ -249,7 +249,14 @@ func stripWallTime(s string) string {
 	if len(lines) > 0 && strings.TrimSpace(lines[0]) == "Output:" {
 		lines = lines[1:]
 	}
-	return strings.Join(lines, "\n")
+	out := strings.Join(lines, "\n")
+	// The Codex core of codex-acp 0.16.0 writes the MCP result's content
+	// list as JSON after the preamble: its text parts are the result.
+	var parts []any
+	if strings.HasPrefix(out, "[{") && json.Unmarshal([]byte(out), &parts) == nil {
+		return textOf(parts)
+	}
+	return out
 }
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }

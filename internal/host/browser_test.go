@@ -40,7 +40,10 @@ steps:
 // connection reads "connection lost" and Reconnect resumes it; the layout
 // holds at 390 and 360 px; an input_required subagent's answer box comes
 // into view, its question shows once and the user's answer joins the
-// transcript. Screenshots land in $SCREENSHOT_DIR (default tests/browser/out).
+// transcript; and, on a third host with auth.tokens, the sign-in page at /
+// (a token field, no JSON), Sign out, and the one-time link that works once
+// and then leads to the sign-in page. Screenshots land in $SCREENSHOT_DIR
+// (default tests/browser/out).
 func TestBrowserEndToEnd(t *testing.T) {
 	root, _ := filepath.Abs("../..")
 	_, err := exec.LookPath("chromium")
@@ -55,13 +58,19 @@ func TestBrowserEndToEnd(t *testing.T) {
 		Agents: []hostconfig.Agent{{Key: "research", DisplayName: "Research Agent", Protocol: "a2a", AgentCardURL: remote + a2abridge.PathAgentCard}},
 	})
 
+	// A host with tokens: the sign-in page, the one-time link, Sign out.
+	const token = "browser-e2e-token-0123456789abcdef"
+	t.Setenv("E2E_ALICE_TOKEN", token)
+	authHost, authURL := serveHostWith(t, &hostconfig.Config{Auth: hostconfig.Auth{Tokens: []hostconfig.Token{{Name: "alice", TokenRef: "env:E2E_ALICE_TOKEN"}}}})
+	link := authHost.LoginURLs(authURL)["alice"]
+
 	shots := os.Getenv("SCREENSHOT_DIR")
 	if shots == "" {
 		shots = filepath.Join(root, "tests/browser/out")
 	}
-	cmd := exec.Command("node", filepath.Join(root, "tests/browser/e2e.mjs"), demo, "--expect-delegation", "--ask-url", ask)
+	cmd := exec.Command("node", filepath.Join(root, "tests/browser/e2e.mjs"), demo, "--expect-delegation", "--ask-url", ask, "--auth-url", authURL)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "SCREENSHOT_DIR="+shots)
+	cmd.Env = append(os.Environ(), "SCREENSHOT_DIR="+shots, "E2E_TOKEN="+token, "E2E_LOGIN_LINK="+link)
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil || !strings.Contains(string(out), " 0 failed") || strings.Contains(string(out), "# SKIP") {
@@ -71,6 +80,14 @@ func TestBrowserEndToEnd(t *testing.T) {
 
 // serveHost serves a host on a loopback port and returns its base URL.
 func serveHost(t *testing.T, cfg *hostconfig.Config) string {
+	t.Helper()
+	_, base := serveHostWith(t, cfg)
+	return base
+}
+
+// serveHostWith serves a host on a loopback port and returns it and its
+// base URL.
+func serveHostWith(t *testing.T, cfg *hostconfig.Config) (*host.Host, string) {
 	t.Helper()
 	h, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir()})
 	if err != nil {
@@ -88,7 +105,7 @@ func serveHost(t *testing.T, cfg *hostconfig.Config) string {
 		_ = h.Shutdown(ctx)
 		_ = srv.Shutdown(ctx)
 	})
-	return "http://" + ln.Addr().String()
+	return h, "http://" + ln.Addr().String()
 }
 
 // serveAskingRemote serves the scripted askingResearch agent over A2A, as

@@ -1,8 +1,12 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -10,6 +14,7 @@ import (
 	"github.com/seed0634/agentadaptor/internal/cluster"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/httpguard"
+	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/artifact"
@@ -30,13 +35,27 @@ func (h *Host) openCluster(ctx context.Context, cfg hostconfig.Cluster) error {
 	if cfg.NATSURL == "" {
 		return nil
 	}
+	if cfg.CredsRef == "" {
+		h.log.Warn("cluster: no cluster.creds_ref: the replicas connect to NATS without credentials; any process that can reach " +
+			"the NATS server can then read every principal's frames, audit records and artifacts and cancel or answer their runs. " +
+			"Give the replicas a NATS user of their own (README: Running several replicas)")
+	}
 	c, err := cluster.New(ctx, cluster.Config{URL: cfg.NATSURL, Replica: cfg.Replica, Lease: time.Duration(cfg.Lease),
-		CredsRef: cfg.CredsRef, Logger: h.log})
+		CredsRef: cfg.CredsRef, Logger: h.log, Observer: h.tel.Cluster(), Stream: subagentstream.Options{Observer: h.tel}})
 	if err != nil {
 		return err
 	}
 	h.cl.c = c
 	return nil
+}
+
+// cancelClaim is the delegator's CancelClaim: the cluster's, nil for one
+// process.
+func (cl clustered) cancelClaim() func(context.Context, string, string) (bool, error) {
+	if cl.c == nil {
+		return nil
+	}
+	return cl.c.ClaimCancel
 }
 
 // stores returns the audit, artifact and sticky context stores: the
@@ -51,7 +70,7 @@ func (cl clustered) stores() (audit.Store, artifact.Store, delegator.ContextStor
 // hubOptions adds the cluster's journal and source to the hub's options.
 func (cl clustered) hubOptions(o subagentstream.HubOptions) subagentstream.HubOptions {
 	if cl.c != nil {
-		o.Journal, o.Source = cl.c.Journal(), cl.c.Source()
+		o.Journal, o.Source = cl.c.Journal(), cl.c.Source(httpguard.Principal)
 	}
 	return o
 }
@@ -70,7 +89,7 @@ func (h *Host) startCluster() error {
 			}
 			h.mux.ServeHTTP(w, r.WithContext(httpguard.WithPrincipal(r.Context(), p)))
 		},
-		Hold: h.hub.Hold,
+		Hold: func(principal, runID string) (func(), bool) { return h.hub.Hold(sse.RunKey(principal, runID)) },
 		EndOrphan: func(ctx context.Context, rec audit.Record) error {
 			h.deleg.EndOrphan(ctx, rec, delegation.FailureCode(cluster.CodeHostLost), "The host replica running the parent run stopped; the remote task was cancelled.")
 			return nil
@@ -89,22 +108,67 @@ func forwardable(r *http.Request) bool {
 	return len(parts) == 2 && parts[1] == "cancel" || len(parts) == 4 && parts[1] == "delegations" && parts[3] == "input"
 }
 
-// admitRun refuses new runs (503) while the replica has lost NATS: their
-// streams could not be shared.
+// admitRun refuses new runs (503) while the replica has lost NATS (their
+// streams could not be shared), and reserves a client-chosen runId across
+// the cluster before the run starts: the second of two POSTs with the same
+// new runId, on any replicas, gets 409 (docs/design.md#scale-out). The
+// reservation is keyed by the requester's principal and the runId.
 func (h *Host) admitRun(next http.Handler) http.Handler {
 	if h.cl.c == nil {
 		return next
 	}
+	unavailable := func(w http.ResponseWriter, err error) {
+		w.Header().Set("Retry-After", "5")
+		writeHostError(w, http.StatusServiceUnavailable, "cluster_unavailable", "this replica cannot share new runs with the others right now ("+err.Error()+"); retry, or use another replica")
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			if err := h.cl.c.Err(); err != nil {
-				w.Header().Set("Retry-After", "5")
-				writeHostError(w, http.StatusServiceUnavailable, "cluster_unavailable", "this replica cannot share new runs with the others right now ("+err.Error()+"); retry, or use another replica")
-				return
-			}
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
 		}
+		if err := h.cl.c.Err(); err != nil {
+			unavailable(w, err)
+			return
+		}
+		in, ok := peekRunIDs(r)
+		if !ok || in.RunID == "" {
+			next.ServeHTTP(w, r) // the handler answers a bad body; a run without runId gets a fresh id
+			return
+		}
+		res, err := h.cl.c.Reserve(r.Context(), principal(r), in.RunID, in.ThreadID)
+		switch {
+		case errors.Is(err, cluster.ErrRunIDInUse):
+			writeHostError(w, http.StatusConflict, "run_id_in_use", fmt.Sprintf("run %q is taken in this cluster: send a new runId for a new run", in.RunID))
+			return
+		case err != nil:
+			unavailable(w, err)
+			return
+		}
+		defer res.Release()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// maxPeekBytes bounds the part of a POST /agui body read for its runId
+// (the SSE handler's default request bound).
+const maxPeekBytes = 1 << 20
+
+// peekRunIDs reads the runId and threadId of a POST /agui body, leaving
+// the body for the handler; ok is false when it is not a JSON object
+// within maxPeekBytes.
+func peekRunIDs(r *http.Request) (in struct {
+	RunID    string `json:"runId"`
+	ThreadID string `json:"threadId"`
+}, ok bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxPeekBytes+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	if err != nil || len(body) > maxPeekBytes {
+		return in, false
+	}
+	return in, json.Unmarshal(body, &in) == nil
 }
 
 // forwarded sends a POST on a run another replica runs (cancel, input
@@ -114,9 +178,9 @@ func (h *Host) forwarded(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("runId")
+		key := sse.RunKey(principal(r), r.PathValue("runId"))
 		if r.Method == http.MethodPost {
-			if _, local := h.registry.Lookup(id); !local && h.cl.c.Forward(w, r, id, principal(r)) {
+			if _, local := h.registry.Lookup(key); !local && h.cl.c.Forward(w, r, r.PathValue("runId"), principal(r)) {
 				return
 			}
 		}
@@ -124,14 +188,15 @@ func (h *Host) forwarded(next http.Handler) http.Handler {
 	})
 }
 
-// owner returns what the cluster knows of a run of any replica.
-func (cl clustered) owner(runID string) (ownerEntry, bool) {
+// owner returns what the cluster knows of a run of any replica, started by
+// principal.
+func (cl clustered) owner(principal, runID string) (ownerEntry, bool) {
 	if cl.c == nil {
 		return ownerEntry{}, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	rec, err := cl.c.Run(ctx, runID)
+	rec, err := cl.c.Run(ctx, principal, runID)
 	if err != nil {
 		return ownerEntry{}, false
 	}

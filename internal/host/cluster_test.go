@@ -32,13 +32,13 @@ const delegatingParent = `steps:
   - say_result: "Result: {{.JSON.status}} {{.JSON.summary}}"
 `
 
-// replicaConfig is a host config for one replica of a cluster at url,
+// replicaConfig is a host config for one replica of a cluster on ns,
 // delegating to the fake agent.
-func replicaConfig(t *testing.T, url, replica string, remote *fakea2a.Server, policy hostconfig.Policy) *hostconfig.Config {
+func replicaConfig(t *testing.T, ns *natstest.Server, replica string, remote *fakea2a.Server, policy hostconfig.Policy) *hostconfig.Config {
 	t.Helper()
 	cfg := scenarioConfig(t, delegatingParent)
 	cfg.Agents = []hostconfig.Agent{{Key: "research", DisplayName: "Research Agent", Protocol: "a2a", AgentCardURL: remote.CardURL(), Policy: policy}}
-	cfg.Cluster = hostconfig.Cluster{NATSURL: url, Replica: replica, Lease: hostconfig.Duration(2 * time.Second)}
+	cfg.Cluster = hostconfig.Cluster{NATSURL: ns.URL(), Replica: replica, Lease: hostconfig.Duration(2 * time.Second), CredsRef: ns.CredsRef()}
 	return cfg
 }
 
@@ -122,8 +122,8 @@ func TestClusterReconnectOnAnotherReplica(t *testing.T) {
 		fakea2a.Working("searching"), fakea2a.TextChunks("first ", "half "), fakea2a.AwaitRelease(),
 		fakea2a.TextChunks("second ", "half"), fakea2a.Artifact(fakea2a.ArtifactSpec{Name: "notes.md", Text: "NOTES"}),
 		fakea2a.Completed("done"))...)})
-	a := startReplica(t, replicaConfig(t, ns.URL(), "a", remote, hostconfig.Policy{}))
-	b := startReplica(t, replicaConfig(t, ns.URL(), "b", remote, hostconfig.Policy{}))
+	a := startReplica(t, replicaConfig(t, ns, "a", remote, hostconfig.Policy{}))
+	b := startReplica(t, replicaConfig(t, ns, "b", remote, hostconfig.Policy{}))
 
 	live := postRun(t, a.srv.URL, "run-x")
 	seen := live.Until(t, `"delta":"half "`)
@@ -204,8 +204,8 @@ func TestClusterCancelAndInputThroughAnotherReplica(t *testing.T) {
 	ns := natstest.New(t)
 	remote := fakea2a.New(t, fakea2a.Options{Name: "research", Streaming: true, Behavior: fakea2a.Script(fakea2a.Steps(
 		fakea2a.Working("thinking"), fakea2a.InputRequired("Which year?"), fakea2a.TextChunks("answer"), fakea2a.Completed("done"))...)})
-	a := startReplica(t, replicaConfig(t, ns.URL(), "a", remote, hostconfig.Policy{}))
-	b := startReplica(t, replicaConfig(t, ns.URL(), "b", remote, hostconfig.Policy{}))
+	a := startReplica(t, replicaConfig(t, ns, "a", remote, hostconfig.Policy{}))
+	b := startReplica(t, replicaConfig(t, ns, "b", remote, hostconfig.Policy{}))
 	json := map[string]string{"Content-Type": "application/json"}
 
 	// Input: the question is answered through B.
@@ -265,7 +265,7 @@ func TestClusterOwnershipAcrossReplicas(t *testing.T) {
 	remote := fakea2a.New(t, fakea2a.Options{Name: "research", Streaming: true, Behavior: fakea2a.Script(fakea2a.Steps(
 		fakea2a.Working("thinking"), fakea2a.AwaitRelease(), fakea2a.Completed("done"))...)})
 	mk := func(name string) *replica {
-		cfg := replicaConfig(t, ns.URL(), name, remote, hostconfig.Policy{})
+		cfg := replicaConfig(t, ns, name, remote, hostconfig.Policy{})
 		cfg.Auth.Tokens = []hostconfig.Token{{Name: "alice", TokenRef: "env:ALICE_TOKEN"}, {Name: "bob", TokenRef: "env:BOB_TOKEN"}}
 		return startReplica(t, cfg)
 	}
@@ -335,7 +335,7 @@ func TestClusterManyRunsNothingLost(t *testing.T) {
 		fakea2a.Working("on it"), fakea2a.TextChunks("a ", "b ", "c"), fakea2a.Completed("done"))...)})
 	var reps []*replica
 	for _, name := range []string{"a", "b", "c"} {
-		cfg := replicaConfig(t, ns.URL(), name, remote, hostconfig.Policy{MaxConcurrentGlobal: 300, MaxConcurrentPerRun: 4})
+		cfg := replicaConfig(t, ns, name, remote, hostconfig.Policy{MaxConcurrentGlobal: 300, MaxConcurrentPerRun: 4})
 		cfg.MaxActiveRuns = 300
 		reps = append(reps, startReplica(t, cfg))
 	}
@@ -422,17 +422,18 @@ func dataLines(b []byte) []byte {
 	return out.Bytes()
 }
 
-// NATS goes away while a run is in flight: the run finishes on its replica
-// with its whole stream, new runs are refused with 503 until NATS is back,
-// and then the buffered frames reach the journal: another replica replays
-// the run whole.
+// NATS goes away while a run is in flight: new runs are refused with 503
+// until NATS is back; the run goes on on its replica, its frames wait
+// there (its own client is served only what the journal committed, so it
+// waits too), and once NATS is back they reach the journal: the run's
+// client and another replica serve the same whole stream.
 func TestClusterNATSLostMidRun(t *testing.T) {
 	checkLeaks(t)
 	ns := natstest.New(t)
 	remote := fakea2a.New(t, fakea2a.Options{Name: "research", Streaming: true, Behavior: fakea2a.Script(fakea2a.Steps(
 		fakea2a.Working("searching"), fakea2a.AwaitRelease(), fakea2a.TextChunks("after ", "the outage"), fakea2a.Completed("done"))...)})
-	a := startReplica(t, replicaConfig(t, ns.URL(), "a", remote, hostconfig.Policy{}))
-	b := startReplica(t, replicaConfig(t, ns.URL(), "b", remote, hostconfig.Policy{}))
+	a := startReplica(t, replicaConfig(t, ns, "a", remote, hostconfig.Policy{}))
+	b := startReplica(t, replicaConfig(t, ns, "b", remote, hostconfig.Policy{}))
 	live := postRun(t, a.srv.URL, "run-o")
 	live.Until(t, `"subagent.status"`)
 	ns.Stop()
@@ -447,14 +448,15 @@ func TestClusterNATSLostMidRun(t *testing.T) {
 	for _, id := range remote.Tasks() {
 		remote.Release(id)
 	}
-	rest := live.Rest()
-	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1].Data, "RUN_FINISHED") {
-		t.Fatalf("the run did not finish on its replica:\n%s", live.Raw.String())
-	}
-	verifySSE(t, live.Raw.Bytes())
+	waitFor(t, func() bool { return a.h.ActiveRuns() == 0 }) // the run finished on its replica
 	if err := ns.Restart(); err != nil {
 		t.Fatal(err)
 	}
+	rest := live.Rest()
+	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1].Data, "RUN_FINISHED") {
+		t.Fatalf("the run's client did not get its end:\n%s", live.Raw.String())
+	}
+	verifySSE(t, live.Raw.Bytes())
 	waitFor(t, func() bool {
 		replay, code, err := getAll(b.srv.URL, "run-o")
 		return err == nil && code == 200 && bytes.Equal(dataLines(replay), dataLines(live.Raw.Bytes()))
@@ -479,10 +481,10 @@ func TestClusterFollowerOnAnotherReplicaKeepsTheRun(t *testing.T) {
 	ns := natstest.New(t)
 	remote := fakea2a.New(t, fakea2a.Options{Name: "research", Streaming: true, Behavior: fakea2a.Script(fakea2a.Steps(
 		fakea2a.Working("searching"), fakea2a.AwaitRelease(), fakea2a.Completed("done"))...)})
-	cfgA := replicaConfig(t, ns.URL(), "a", remote, hostconfig.Policy{})
+	cfgA := replicaConfig(t, ns, "a", remote, hostconfig.Policy{})
 	cfgA.ReconnectGrace = hostconfig.Duration(8 * time.Second)
 	a := startReplica(t, cfgA)
-	b := startReplica(t, replicaConfig(t, ns.URL(), "b", remote, hostconfig.Policy{}))
+	b := startReplica(t, replicaConfig(t, ns, "b", remote, hostconfig.Policy{}))
 	live := postRun(t, a.srv.URL, "run-f")
 	seen := live.Until(t, `"subagent.status"`)
 	live.Resp.Body.Close() // the browser leaves A
@@ -505,8 +507,8 @@ func TestClusterStickyThreadContextAcrossReplicas(t *testing.T) {
 	remote := fakea2a.New(t, fakea2a.Options{Name: "research", Streaming: true, Behavior: fakea2a.Script(fakea2a.Steps(
 		fakea2a.Working("on it"), fakea2a.Completed("done"))...)})
 	policy := hostconfig.Policy{Context: "sticky_per_parent_thread_agent"}
-	a := startReplica(t, replicaConfig(t, ns.URL(), "a", remote, policy))
-	b := startReplica(t, replicaConfig(t, ns.URL(), "b", remote, policy))
+	a := startReplica(t, replicaConfig(t, ns, "a", remote, policy))
+	b := startReplica(t, replicaConfig(t, ns, "b", remote, policy))
 	contextOf := func(base, runID string) string {
 		body := strings.Replace(runInput, "%s", runID, 1) // thread t-1 for both runs
 		req, _ := http.NewRequest(http.MethodPost, base+"/agui", strings.NewReader(body))

@@ -15,6 +15,7 @@ import (
 	"github.com/seed0634/agentadaptor/internal/telemetry"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
+	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
 	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
 )
@@ -84,12 +85,14 @@ type demoRemote struct {
 	url    string
 }
 
-func startDemoRemote(opts Options) (*demoRemote, error) {
+func startDemoRemote(opts Options, envPolicy []agentadaptor.RunOption, maxConns int) (*demoRemote, error) {
 	ad, err := scripted.New(scripted.Config{Executable: opts.Executable, ScenarioData: demoResearch, StateDir: opts.StateDir})
 	if err != nil {
 		return nil, err
 	}
-	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(ad.Named("research")), agentadaptor.WithLogger(opts.Logger))
+	// The demo's agent is a local CLI too: it gets the parents'
+	// environment policy (no host secret reaches it).
+	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(ad.Named("research")), agentadaptor.WithLogger(opts.Logger), agentadaptor.WithRunDefaults(envPolicy...))
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +121,7 @@ func startDemoRemote(opts Options) (*demoRemote, error) {
 	}
 	r := &demoRemote{srv: &http.Server{Handler: guard.Handler(tel.Middleware(bridge.Handler())), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		IdleTimeout: 2 * time.Minute}, bridge: bridge, done: make(chan struct{}), url: base}
-	go func() { defer close(r.done); _ = r.srv.Serve(ln) }()
+	go func() { defer close(r.done); _ = r.srv.Serve(httpguard.LimitListener(ln, maxConns)) }()
 	return r, nil
 }
 
@@ -131,21 +134,22 @@ func (r *demoRemote) close(ctx context.Context) {
 }
 
 // byAGUIRunID rewrites /agui/runs/{runId}/... from the stream's AG-UI runId
-// (the client's) to the SDK run id the delegation service keys on. With
-// authentication, a run belongs to the principal that started it: other
-// principals (and runs the host does not know) get 404.
+// (the client's) to the SDK run id the delegation service keys on. The
+// runId is resolved in the caller's namespace (sse.RunKey): with
+// authentication, a run belongs to the principal that started it, and
+// other principals (and runs the host does not know) get 404.
 func (h *Host) byAGUIRunID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("runId")
 		if h.guard.AuthRequired() {
-			if e, ok := h.runOwner(id); !ok || e.principal != principal(r) {
+			if e, ok := h.runOwner(principal(r), id); !ok || e.principal != principal(r) {
 				w.Header().Set("Content-Type", "application/json; charset=utf-8")
 				w.WriteHeader(http.StatusNotFound)
 				_, _ = w.Write([]byte(`{"error":{"code":"run_not_found","message":"no run with this id for you"}}` + "\n"))
 				return
 			}
 		}
-		if sdkID, ok := h.sdkRunID(id); ok && sdkID != id {
+		if sdkID, ok := h.sdkRunID(principal(r), id); ok && sdkID != id {
 			r = r.Clone(r.Context())
 			r.URL.Path = strings.Replace(r.URL.Path, "/agui/runs/"+id+"/", "/agui/runs/"+sdkID+"/", 1)
 			r.URL.RawPath = ""
@@ -155,26 +159,28 @@ func (h *Host) byAGUIRunID(next http.Handler) http.Handler {
 	})
 }
 
-// runOwner returns who started a run and its SDK id: this replica's own
-// runs, else (scaled out) what the cluster knows of another replica's.
-func (h *Host) runOwner(aguiRunID string) (ownerEntry, bool) {
-	if e, ok := h.owners.get(aguiRunID); ok {
+// runOwner returns who started a run (the caller's runId) and its SDK id:
+// this replica's own runs (by run key), else (scaled out) what the cluster
+// knows of another replica's.
+func (h *Host) runOwner(principal, aguiRunID string) (ownerEntry, bool) {
+	if e, ok := h.owners.get(sse.RunKey(principal, aguiRunID)); ok {
 		return e, true
 	}
-	return h.cl.owner(aguiRunID)
+	return h.cl.owner(principal, aguiRunID)
 }
 
-func (h *Host) sdkRunID(aguiRunID string) (string, bool) {
-	if e, ok := h.owners.get(aguiRunID); ok {
+func (h *Host) sdkRunID(principal, aguiRunID string) (string, bool) {
+	key := sse.RunKey(principal, aguiRunID)
+	if e, ok := h.owners.get(key); ok {
 		return e.sdkRunID, true
 	}
-	if st, ok := h.hub.Stream(aguiRunID); ok {
+	if st, ok := h.hub.Stream(key); ok {
 		return st.SDKRunID(), true
 	}
-	if hd, ok := h.registry.Lookup(aguiRunID); ok {
+	if hd, ok := h.registry.Lookup(key); ok {
 		return hd.RunID(), true
 	}
-	if e, ok := h.cl.owner(aguiRunID); ok && e.sdkRunID != "" {
+	if e, ok := h.cl.owner(principal, aguiRunID); ok && e.sdkRunID != "" {
 		return e.sdkRunID, true
 	}
 	return "", false

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"time"
@@ -97,6 +98,11 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// Every auth reference resolves now, or the host does not start
+	// (docs/design.md#secrets): not at the first delegation that needs it.
+	if err := cfg.ResolveRefs(); err != nil {
+		return nil, err
+	}
 	// The demo parent (scripted, no scenario of its own) always comes with
 	// the demo's research agent it delegates to.
 	demo := cfg.Parent.Adapter == "scripted" && cfg.Parent.Scenario == "" && len(cfg.Agents) == 0
@@ -106,8 +112,12 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	if opts.StateDir == "" {
 		opts.StateDir = os.TempDir() + "/agentadaptor-scripted"
 	}
+	envPolicy := parentEnv(cfg)
 	h := &Host{cfg: cfg, log: opts.Logger, registry: sse.NewRegistry(), mux: http.NewServeMux(), owners: newOwners(),
 		addr: cmp.Or(opts.Addr, cfg.Addr, DefaultAddr), readTimeout: cmp.Or(opts.ReadTimeout, 30*time.Second)}
+	if _, _, err := net.SplitHostPort(h.addr); err != nil {
+		return nil, fmt.Errorf("listen address %q (--addr or the config's addr) must be host:port, e.g. 127.0.0.1:8080 or localhost:8080", h.addr)
+	}
 	if h.guard, err = newGuard(cfg, h.addr); err != nil {
 		return nil, err
 	}
@@ -118,7 +128,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	}()
 	agents := cfg.Agents
 	if demo {
-		if h.remote, err = startDemoRemote(opts); err != nil {
+		if h.remote, err = startDemoRemote(opts, envPolicy, cfg.MaxConnections); err != nil {
 			return nil, err
 		}
 		agents = []hostconfig.Agent{{
@@ -130,6 +140,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	if err != nil {
 		return nil, err
 	}
+	warnNeededSecrets(opts.Logger, parent, cfg)
 	protocols := map[string]string{}
 	for _, a := range agents {
 		protocols[a.Key] = a.Protocol
@@ -157,7 +168,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 		opts.Audit = clAudit
 	}
 	if h.audit = opts.Audit; h.audit == nil {
-		if h.audit, err = openAudit(cfg.AuditFile, opts.Logger); err != nil {
+		if h.audit, err = openAudit(cfg, opts.Logger); err != nil {
 			return nil, err
 		}
 		h.ownAudit = true
@@ -166,14 +177,14 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	// is malformed fails the start, with the reason: it is configured to be
 	// checked before the tool is offered.
 	h.deleg, err = delegator.New(ctx, delegator.Config{Registry: reg, Bus: h.bus, Audit: h.audit, Artifacts: artifacts, Logger: opts.Logger,
-		FailOnCardError: true, Observer: h.tel, Contexts: contexts})
+		FailOnCardError: true, Observer: h.tel, Contexts: contexts, CancelClaim: h.cl.cancelClaim()})
 	if err != nil {
+		return nil, startupAgentError(err, agents)
+	}
+	if h.tools, err = mcptool.New(mcptool.Config{Delegator: h.deleg, Logger: opts.Logger, MaxConnections: cfg.MaxConnections}); err != nil {
 		return nil, err
 	}
-	if h.tools, err = mcptool.New(mcptool.Config{Delegator: h.deleg, Logger: opts.Logger}); err != nil {
-		return nil, err
-	}
-	runDefaults := []agentadaptor.RunOption{agentadaptor.WithRuntimeServices(h.tools.RuntimeService())}
+	runDefaults := append([]agentadaptor.RunOption{agentadaptor.WithRuntimeServices(h.tools.RuntimeService())}, envPolicy...)
 	if cfg.Parent.Model != "" {
 		runDefaults = append(runDefaults, agentadaptor.WithModel(cfg.Parent.Model))
 	}
@@ -205,11 +216,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 		sse.WithOwner(principal),
 		sse.WithSessionKeyFunc(sessionKey),
 		sse.WithMaxActiveRuns(cfg.MaxActiveRuns),
-		sse.WithRunHook(h.tel.RunHook()),
-		sse.WithOnRunStart(func(runID string, rh *agentadaptor.RunHandle) {
-			owner, _ := h.registry.Owner(runID)
-			h.owners.add(runID, owner, rh.RunID())
-		}),
+		sse.WithRunHook(h.runHook(h.tel.RunHook())),
 	)
 	h.mux.Handle("/agui", h.admitRun(chat))
 	h.mux.Handle("/agui/runs/{runId}/cancel", h.forwarded(chat.CancelHandler()))
@@ -265,6 +272,14 @@ func (h *Host) Server() *http.Server {
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelDebug)}
 }
 
+// LimitListener bounds the connections open at once through ln to the
+// config's max_connections: serve the host's Server on what it returns.
+// Beyond the bound a new connection waits to be accepted until another
+// closes.
+func (h *Host) LimitListener(ln net.Listener) net.Listener {
+	return httpguard.LimitListener(ln, h.cfg.MaxConnections)
+}
+
 // AuthRequired reports whether the host requires bearer tokens.
 func (h *Host) AuthRequired() bool { return h.guard.AuthRequired() }
 
@@ -318,12 +333,12 @@ func (h *Host) closeServices(ctx context.Context) {
 }
 
 // openAudit returns the audit store: in memory, or backed by a JSONL file
-// that is read back at startup.
-func openAudit(path string, log *slog.Logger) (audit.Store, error) {
-	if path == "" {
+// (rotated by size with audit_max_bytes) that is read back at startup.
+func openAudit(cfg *hostconfig.Config, log *slog.Logger) (audit.Store, error) {
+	if cfg.AuditFile == "" {
 		return audit.NewMemory(audit.Options{Logger: log}), nil
 	}
-	return audit.OpenFile(path, audit.Options{Logger: log})
+	return audit.OpenFile(cfg.AuditFile, audit.Options{Logger: log, MaxFileBytes: cfg.AuditMaxBytes, MaxFiles: cfg.AuditMaxFiles})
 }
 
 // Serve runs srv until ctx is cancelled, then shuts down in order: cancel

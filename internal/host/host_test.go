@@ -183,8 +183,8 @@ func TestShutdownCancelsActiveRuns(t *testing.T) {
 // reconnect grace) with its child process gone.
 func TestHTTPAgentAgainstServe(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	root, err := testenv.NodePackages("@ag-ui/client")
-	testenv.Require(t, "node and @ag-ui/client", err)
+	root, err := testenv.NodePackages(testenv.AGUIPackages()...)
+	testenv.Require(t, "node and the @ag-ui packages", err)
 	h, srv := newHost(t, &hostconfig.Config{ReconnectGrace: hostconfig.Duration(50 * time.Millisecond)})
 	node := func(args ...string) []byte {
 		cmd := exec.Command("node", append([]string{filepath.Join(root, "tests/node/httpagent-run.mjs"), srv.URL + "/agui"}, args...)...)

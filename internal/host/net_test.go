@@ -14,8 +14,8 @@ func netListen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0")
 
 func nodeValidate(t *testing.T, stream []byte) {
 	t.Helper()
-	root, err := testenv.NodePackages("@ag-ui/core")
-	if !testenv.Want(t, "node and @ag-ui/core", err) {
+	root, err := testenv.NodePackages(testenv.AGUIPackages()...)
+	if !testenv.Want(t, "node and the @ag-ui packages", err) {
 		return
 	}
 	f := filepath.Join(t.TempDir(), "stream.sse")

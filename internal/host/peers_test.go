@@ -274,8 +274,8 @@ func TestDelegationToGeminiCLIA2AServer(t *testing.T) {
 		// ends every turn input-required: the answer goes back to the
 		// parent as the remote's turn (input_required: return).
 		checkDelegationStream(t, body, geminiAnswer)
-		if got := model.Requests(); len(got) == 0 || !strings.Contains(string(got[0].Body), "Say hello") {
-			t.Errorf("the fake Gemini API got %d requests, want the task", len(got))
+		if got := fakemodel.GeminiStreams(model.Requests()); len(got) == 0 || !strings.Contains(string(got[0].Body), "Say hello") {
+			t.Errorf("the fake Gemini API got %d streamed requests, want the task", len(got))
 		}
 	})
 
@@ -283,7 +283,7 @@ func TestDelegationToGeminiCLIA2AServer(t *testing.T) {
 		resp := post(t, srv.URL+"/agui", chatInput("run-gem-2", "Think for an hour"))
 		defer resp.Body.Close()
 		readUntil(t, resp.Body, `"name":"subagent.status"`)
-		testenv.WaitUntil(t, "the model request of the remote task", func() bool { return len(model.Requests()) >= 2 })
+		testenv.WaitUntil(t, "the model request of the remote task", func() bool { return len(fakemodel.GeminiStreams(model.Requests())) >= 2 })
 		cr := post(t, srv.URL+"/agui/runs/run-gem-2/cancel", "")
 		cr.Body.Close()
 		rest, _ := io.ReadAll(resp.Body)

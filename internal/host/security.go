@@ -10,9 +10,14 @@ import (
 	"sync"
 	"time"
 
+	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/authref"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/httpguard"
+	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
+	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
+	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
 )
 
 // ErrInsecureAddr is returned by New for a non-loopback listen address
@@ -57,7 +62,7 @@ func newGuard(cfg *hostconfig.Config, addr string) (*httpguard.Guard, error) {
 		return nil, fmt.Errorf("%w: %s is reachable from other machines; add auth.tokens to the config (bearer tokens by env:/file: reference) or listen on 127.0.0.1", ErrInsecureAddr, addr)
 	}
 	return httpguard.New(httpguard.Config{Addr: addr, AllowedHosts: cfg.Auth.AllowedHosts, TrustedOrigins: cfg.AllowedOrigins,
-		Tokens: tokens, Public: []string{"/healthz"}})
+		Tokens: tokens, Public: []string{"/healthz"}, SessionTTL: time.Duration(cfg.Auth.SessionTTL)})
 }
 
 // principal is the principal a request acts for ("" without auth).
@@ -73,7 +78,25 @@ func sessionKey(r *http.Request, threadID string) string {
 	return p + "/" + threadID
 }
 
-// owners remembers which principal started each run (by AG-UI runId) and
+// runHook wraps the telemetry's run hook: a started run is remembered with
+// the principal whose request started it (owners).
+func (h *Host) runHook(next sse.RunHook) sse.RunHook {
+	return func(r *http.Request) ([]agentadaptor.RunOption, func(string, *agentadaptor.RunHandle, error)) {
+		opts, started := next(r)
+		p := principal(r)
+		return opts, func(runID string, rh *agentadaptor.RunHandle, err error) {
+			if started != nil {
+				started(runID, rh, err)
+			}
+			if err == nil && rh != nil {
+				h.owners.add(sse.RunKey(p, runID), p, rh.RunID())
+			}
+		}
+	}
+}
+
+// owners remembers which principal started each run (by run key: the
+// AG-UI runId in its principal's namespace, sse.RunKey) and
 // the run's SDK id, longer than the run lives: its audit records and
 // artifacts stay readable, by that principal only. Bounded by count and age.
 type owners struct {
@@ -93,7 +116,7 @@ func newOwners() *owners {
 	return &owners{m: map[string]ownerEntry{}, max: 100000, maxAg: 24 * time.Hour}
 }
 
-func (o *owners) add(runID, principal, sdkRunID string) {
+func (o *owners) add(key, principal, sdkRunID string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	now := time.Now()
@@ -114,13 +137,13 @@ func (o *owners) add(runID, principal, sdkRunID string) {
 			}
 		}
 	}
-	o.m[runID] = ownerEntry{principal: principal, sdkRunID: sdkRunID, at: now}
+	o.m[key] = ownerEntry{principal: principal, sdkRunID: sdkRunID, at: now}
 }
 
-func (o *owners) get(runID string) (ownerEntry, bool) {
+func (o *owners) get(key string) (ownerEntry, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	e, ok := o.m[runID]
+	e, ok := o.m[key]
 	if !ok || time.Since(e.at) > o.maxAg {
 		return ownerEntry{}, false
 	}
@@ -139,3 +162,56 @@ func (h *Host) LoginURLs(base string) map[string]string {
 	}
 	return out
 }
+
+// startupAgentError rewrites the delegator's startup failure as one line
+// per agent checked at startup (fetch_card: startup), joined by "; ":
+// which agent of the config, what is wrong in the operator's terms, and
+// the detail (secrets already scrubbed). It is what serve prints; nothing
+// else logs it.
+func startupAgentError(err error, agents []hostconfig.Agent) error {
+	var list []error
+	if j, ok := errors.Unwrap(err).(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	} else {
+		list = []error{err}
+	}
+	var parts []string
+	for _, e := range list {
+		var se *registry.StartupError
+		if !errors.As(e, &se) || se.Err == nil {
+			parts = append(parts, e.Error())
+			continue
+		}
+		where := fmt.Sprintf("agent %q", se.Key)
+		for i, a := range agents {
+			if a.Key == se.Key {
+				where = fmt.Sprintf("agents[%d] (%s)", i, se.Key)
+			}
+		}
+		var what string
+		switch {
+		case errors.Is(se.Err, remote.ErrConfig):
+			what = "is misconfigured"
+		case se.Err.Failure != nil && se.Err.Failure.Code == delegation.CodeAuthRequired:
+			what = "refused the host's credentials (check its auth_ref or auth)"
+		default:
+			what = "could not be reached"
+		}
+		detail := ""
+		if se.Err.Cause != nil {
+			detail = ": " + strings.TrimPrefix(se.Err.Cause.Error(), remote.ErrConfig.Error()+": ")
+		}
+		parts = append(parts, fmt.Sprintf("%s, checked at startup (fetch_card: startup), %s%s", where, what, detail))
+	}
+	return &StartupError{msg: strings.ReplaceAll(strings.Join(parts, "; "), "\n", " "), err: err}
+}
+
+// StartupError is New's error when an agent checked at startup
+// (fetch_card: startup) fails: one line naming each agent and why.
+type StartupError struct {
+	msg string
+	err error
+}
+
+func (e *StartupError) Error() string { return e.msg }
+func (e *StartupError) Unwrap() error { return e.err }

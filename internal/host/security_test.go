@@ -323,7 +323,7 @@ func TestStartupCardMustLoad(t *testing.T) {
 	cfg := scenarioConfig(t, "- say: hi\n")
 	cfg.Agents = []hostconfig.Agent{{Key: "research", Protocol: "a2a", AgentCardURL: "http://127.0.0.1:1/.well-known/agent-card.json", FetchCard: "startup"}}
 	_, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), `"research"`) {
+	if err == nil || !strings.Contains(err.Error(), `agents[0] (research), checked at startup (fetch_card: startup), could not be reached: `) || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err = %v", err)
 	}
 }

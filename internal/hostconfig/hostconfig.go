@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -45,7 +47,22 @@ type Config struct {
 	// "Running several replicas"). Without one the host is one process,
 	// in memory.
 	Cluster Cluster `yaml:"cluster"`
+	// MaxConnections bounds the open connections of every listener the
+	// host runs (its HTTP listener, the delegation MCP endpoint, the demo's
+	// research agent); beyond it a new connection waits to be accepted
+	// until another closes (default 1024).
+	MaxConnections int `yaml:"max_connections"`
+	// AuditMaxBytes, with AuditFile, rotates the audit file before a
+	// record would take it past this size (0, the default: never). A
+	// record is never split across files.
+	AuditMaxBytes int64 `yaml:"audit_max_bytes"`
+	// AuditMaxFiles is how many rotated audit files are kept besides the
+	// one being written; older ones are deleted (0, the default: all).
+	AuditMaxFiles int `yaml:"audit_max_files"`
 }
+
+// DefaultMaxConnections is MaxConnections when the config leaves it 0.
+const DefaultMaxConnections = 1024
 
 // Cluster configures scale-out over NATS JetStream
 // (docs/design.md#scale-out).
@@ -59,8 +76,11 @@ type Cluster struct {
 	// Lease is how long a replica's runs outlive its last sign of life
 	// before another replica ends them (default 10s; at least 1s).
 	Lease Duration `yaml:"lease"`
-	// CredsRef refers to NATS credentials (a .creds file's content: user
-	// JWT and nkey seed) as env:NAME or file:/path; never inline.
+	// CredsRef refers to NATS credentials as env:NAME or file:/path; never
+	// inline: a user nkey seed (SU..., for a server that lists the user's
+	// public nkey, as the README's configuration does) or a .creds file's
+	// content (user JWT and nkey seed, operator mode). Without it serve
+	// warns at startup.
 	CredsRef string `yaml:"creds_ref"`
 }
 
@@ -116,6 +136,10 @@ type Auth struct {
 	// the listen address's host (DNS rebinding protection), e.g. the name
 	// of a reverse proxy in front of the host.
 	AllowedHosts []string `yaml:"allowed_hosts"`
+	// SessionTTL is how long a browser session lasts (a login link's or
+	// the sign-in page's; default 12h): past it the cookie is refused.
+	// POST /logout ends one sooner.
+	SessionTTL Duration `yaml:"session_ttl"`
 }
 
 // Token is one principal of Auth.
@@ -129,14 +153,23 @@ const DefaultMaxActiveRuns = 32
 
 // Parent configures the parent adapter.
 type Parent struct {
-	// Adapter is claude, codex, cursor or scripted (default scripted).
+	// Adapter is claude, codex, cursor, acp (any Agent Client Protocol
+	// agent: set binary and args) or scripted (default scripted).
 	Adapter string `yaml:"adapter"`
 	// Model is passed to the CLI; empty means the CLI's default.
 	Model string `yaml:"model"`
 	// Scenario is a scenario file for the scripted adapter only.
 	Scenario string `yaml:"scenario"`
-	// Binary overrides the CLI executable (claude, codex, cursor-agent).
+	// Binary overrides the CLI executable (claude, codex, cursor-agent);
+	// for acp it is required: the ACP agent to run (e.g. gemini).
 	Binary string `yaml:"binary"`
+	// Args are the ACP agent's arguments (acp only), e.g.
+	// ["--experimental-acp"]. Never secrets: argv is world-readable.
+	Args []string `yaml:"args"`
+	// Permissions answer the ACP agent's permission requests (acp only):
+	// the host's own tools are allowed, then deny, then allow rules
+	// (a tool name pattern, or kind:<ACP tool kind>); default deny.
+	Permissions Permissions `yaml:"permissions"`
 	// WorkDir is the parent's working directory (default: the host's).
 	WorkDir string `yaml:"work_dir"`
 	// Timeout bounds one parent run (Go duration, e.g. 10m; 0 = none).
@@ -155,6 +188,67 @@ type Parent struct {
 	// AllowedTools are granted to Claude Code with --allowedTools (claude
 	// only), besides the delegation tool, e.g. ["Read", "Bash(git diff:*)"].
 	AllowedTools []string `yaml:"allowed_tools"`
+	// Env narrows the environment the parent CLIs inherit from the host
+	// (docs/design.md#secrets). Whatever it says, the variables the
+	// config's env: references name, and the host's credential-carrying
+	// OTEL_EXPORTER_OTLP_*HEADERS, never reach a parent.
+	Env ParentEnv `yaml:"env"`
+}
+
+// ParentEnv is the parent CLIs' environment policy. Names may hold '*'
+// for any run of characters ("ANTHROPIC_*").
+type ParentEnv struct {
+	// Allow, when not empty, passes only these host variables, plus PATH,
+	// HOME and those the adapter needs (its configuration directory, API
+	// key and base URL variables), plus the run's own variables (the run
+	// token of the delegation MCP endpoint).
+	Allow []string `yaml:"allow"`
+	// Deny removes these host variables (and wins over Allow).
+	Deny []string `yaml:"deny"`
+}
+
+var envPattern = lazyRegexp(`^[A-Za-z0-9_*]+$`)
+
+func (p ParentEnv) validate() error {
+	for field, list := range map[string][]string{"parent.env.allow": p.Allow, "parent.env.deny": p.Deny} {
+		for i, n := range list {
+			if !envPattern().MatchString(n) {
+				return &Error{Field: fmt.Sprintf("%s[%d]", field, i), Reason: fmt.Sprintf("%q is not a variable name (letters, digits, '_', and '*' for any run of characters)", n)}
+			}
+		}
+	}
+	return nil
+}
+
+// Permissions are an ACP parent's permission rules: path.Match patterns
+// on the tool's name (mcp__<server>__<tool> for MCP tools, else the
+// agent's title) or kind:<kind> (read, edit, delete, move, search,
+// execute, think, fetch, other).
+type Permissions struct {
+	Allow []string `yaml:"allow"`
+	Deny  []string `yaml:"deny"`
+}
+
+// validateACP checks the fields only an acp parent takes.
+func (p *Parent) validateACP() error {
+	if p.Adapter != "acp" {
+		if len(p.Args) > 0 || len(p.Permissions.Allow) > 0 || len(p.Permissions.Deny) > 0 {
+			return &Error{Field: "parent.args", Reason: "args and permissions configure an acp parent only"}
+		}
+		return nil
+	}
+	if p.Binary == "" {
+		return &Error{Field: "parent.binary", Reason: "is required for an acp parent: the ACP agent to run, e.g. gemini (with args: [--experimental-acp])"}
+	}
+	if p.Model != "" {
+		return &Error{Field: "parent.model", Reason: "an acp parent takes its model in args (e.g. [--experimental-acp, --model, NAME])"}
+	}
+	for i, r := range append(append([]string(nil), p.Permissions.Allow...), p.Permissions.Deny...) {
+		if _, err := path.Match(r, ""); err != nil || r == "" {
+			return &Error{Field: fmt.Sprintf("parent.permissions[%d]", i), Reason: fmt.Sprintf("%q is not a valid pattern", r)}
+		}
+	}
+	return nil
 }
 
 // Agent is one registry entry.
@@ -330,19 +424,31 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("config %s: %s", e.File, e.Reason)
+	prefix := "config"
+	if e.File != "" {
+		prefix += " " + e.File
 	}
-	return fmt.Sprintf("config %s: %s: %s", e.File, e.Field, e.Reason)
+	if e.Field == "" {
+		return fmt.Sprintf("%s: %s", prefix, e.Reason)
+	}
+	return fmt.Sprintf("%s: %s: %s", prefix, e.Field, e.Reason)
 }
 
-// Load reads and validates a config file.
+// Load reads and validates a config file. Relative file paths in it
+// resolve against the file's directory ([Config.ResolvePaths]).
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &Error{File: path, Reason: err.Error()}
 	}
-	return Parse(path, data)
+	c, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ResolvePaths(filepath.Dir(path)); err != nil {
+		return nil, &Error{File: path, Reason: err.Error()}
+	}
+	return c, nil
 }
 
 var (
@@ -361,7 +467,10 @@ func Parse(name string, data []byte) (*Config, error) {
 		if m := unknownField().FindStringSubmatch(msg); m != nil {
 			return nil, &Error{File: name, Field: m[2], Reason: fmt.Sprintf("unknown field at line %s (in %s)", m[1], strings.TrimPrefix(m[3], "hostconfig."))}
 		}
-		return nil, &Error{File: name, Reason: strings.TrimPrefix(msg, "yaml: ")}
+		if !strings.HasPrefix(msg, "yaml: line ") {
+			return nil, &Error{File: name, Reason: strings.TrimPrefix(msg, "yaml: ")}
+		}
+		return nil, &Error{File: name, Reason: syntaxError(data, msg)}
 	}
 	if err := c.Validate(); err != nil {
 		var e *Error
@@ -378,9 +487,12 @@ func (c *Config) Validate() error {
 	switch c.Parent.Adapter {
 	case "":
 		c.Parent.Adapter = "scripted"
-	case "claude", "codex", "cursor", "scripted":
+	case "claude", "codex", "cursor", "scripted", "acp":
 	default:
-		return &Error{Field: "parent.adapter", Reason: fmt.Sprintf("%q is not claude, codex, cursor or scripted", c.Parent.Adapter)}
+		return &Error{Field: "parent.adapter", Reason: fmt.Sprintf("%q is not claude, codex, cursor, acp or scripted", c.Parent.Adapter)}
+	}
+	if err := c.Parent.validateACP(); err != nil {
+		return err
 	}
 	if c.Parent.Scenario != "" && c.Parent.Adapter != "scripted" {
 		return &Error{Field: "parent.scenario", Reason: "only the scripted adapter takes a scenario"}
@@ -399,6 +511,23 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxActiveRuns == 0 {
 		c.MaxActiveRuns = DefaultMaxActiveRuns
+	}
+	if err := c.Parent.Env.validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.MaxConnections < 0:
+		return &Error{Field: "max_connections", Reason: "must not be negative"}
+	case c.MaxConnections == 0:
+		c.MaxConnections = DefaultMaxConnections
+	}
+	switch {
+	case c.AuditMaxBytes < 0 || c.AuditMaxFiles < 0:
+		return &Error{Field: "audit_max_bytes", Reason: "audit_max_bytes and audit_max_files must not be negative"}
+	case c.AuditMaxBytes > 0 && c.AuditFile == "":
+		return &Error{Field: "audit_max_bytes", Reason: "rotates the audit file: set audit_file too"}
+	case c.AuditMaxFiles > 0 && c.AuditMaxBytes == 0:
+		return &Error{Field: "audit_max_files", Reason: "keeps rotated audit files: set audit_max_bytes too (without it the file never rotates)"}
 	}
 	if err := c.Cluster.validate(); err != nil {
 		return err
@@ -419,6 +548,9 @@ func (c *Config) Validate() error {
 		if !strings.HasPrefix(tk.TokenRef, "env:") && !strings.HasPrefix(tk.TokenRef, "file:") || len(tk.TokenRef) <= len("env:") {
 			return &Error{Field: f("token_ref"), Reason: "must be env:NAME or file:/path (never the token itself)"}
 		}
+	}
+	if c.Auth.SessionTTL != 0 && c.Auth.SessionTTL < Duration(time.Minute) {
+		return &Error{Field: "auth.session_ttl", Reason: "must be at least 1m (0 or absent: 12h)"}
 	}
 	for i, h := range c.Auth.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, "/@ ") {
@@ -478,6 +610,19 @@ func (c *Config) Validate() error {
 		}
 		if a.Policy.MaxArtifactBytes < 0 || a.Policy.MaxConcurrentPerRun < 0 || a.Policy.MaxConcurrentGlobal < 0 || a.Policy.MaxReadBytes < 0 {
 			return &Error{Field: f("policy"), Reason: "limits must not be negative"}
+		}
+	}
+	// A secret of the host never reaches the parent: listing one in the
+	// allow list is a contradiction, not a wish to honour.
+	for _, r := range c.Refs() {
+		name, ok := strings.CutPrefix(r.Ref, "env:")
+		if !ok {
+			continue
+		}
+		for i, a := range c.Parent.Env.Allow {
+			if a == name {
+				return &Error{Field: fmt.Sprintf("parent.env.allow[%d]", i), Reason: fmt.Sprintf("%s is the variable of %s, a secret of the host, which never reaches the parent", name, r.Field)}
+			}
 		}
 	}
 	if c.Parent.Adapter == "scripted" && c.Parent.Scenario == "" && len(c.Agents) > 0 {

@@ -57,6 +57,7 @@ agents:
 		{"negative max_active_runs", "max_active_runs: -1\n", "max_active_runs"},
 		{"permission_mode on codex", "parent: {adapter: codex, permission_mode: plan}\n", "parent.permission_mode"},
 		{"unknown auth field", "auth: {token: x}\n", "token"},
+		{"session_ttl under a minute", "auth: {session_ttl: 30s}\n", "auth.session_ttl"},
 		{"bad input mode", "agents: [{key: a, agent_card_url: http://x, policy: {input_required: ask}}]\n", "agents[0].policy.input_required"},
 		{"input mode contradicts", "agents: [{key: a, agent_card_url: http://x, policy: {input_required: return, allow_input_required: false}}]\n", "agents[0].policy.input_required"},
 		{"input fail contradicts", "agents: [{key: a, agent_card_url: http://x, policy: {input_required: fail, allow_input_required: true}}]\n", "agents[0].policy.input_required"},

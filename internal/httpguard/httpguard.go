@@ -11,13 +11,22 @@
 //     state-changing methods, Go's http.CrossOriginProtection (Sec-Fetch-Site):
 //     cross-site requests, text/plain form posts included, get 403;
 //  3. authentication when tokens are configured: "Authorization: Bearer"
-//     or the session cookie set by a one-time login link; 401 with
-//     WWW-Authenticate otherwise (public paths such as /healthz excepted);
+//     or the session cookie set by a one-time login link or the sign-in
+//     page; 401 with WWW-Authenticate otherwise (public paths such as
+//     /healthz excepted), as an HTML sign-in page when a browser navigates;
 //     the principal is put in the request's context ([Principal]);
-//  4. that a request body is JSON (415 otherwise).
+//  4. that a request body is JSON (415 otherwise; the sign-in form's
+//     urlencoded POST to the login path excepted).
 //
-// It owns admission only: it must not know routes beyond the public and
-// login paths, must not log or echo tokens, and must not read bodies.
+// With tokens, [Guard.Handler] also serves the browser's session routes
+// (session.go): the login path (GET: a one-time link or the sign-in page;
+// POST: a token exchanged for the session cookie), POST on the logout path
+// (revokes the cookie's session) and GET on the session path (who the
+// request is). Sessions end after Config.SessionTTL.
+//
+// It owns admission and sessions only: it must not know routes beyond the
+// public and session paths, must not log or echo tokens, and reads no body
+// but the sign-in form's (bounded).
 //
 //	g, err := httpguard.New(httpguard.Config{Addr: "127.0.0.1:8080",
 //		Tokens: map[string]string{"alice": secret}, Public: []string{"/healthz"}})
@@ -66,10 +75,20 @@ type Config struct {
 	// Public are paths served without authentication (exact match), e.g.
 	// "/healthz" and an agent card.
 	Public []string
-	// LoginPath is where one-time login links point (default "/login").
+	// LoginPath is where one-time login links point and where the sign-in
+	// page posts its token (default "/login").
 	LoginPath string
-	// SessionTTL bounds a login session (default 12h).
+	// LogoutPath revokes the session of the request's cookie on POST
+	// (default "/logout").
+	LogoutPath string
+	// SessionPath answers GET with who the request is, as JSON (default
+	// "/session"; served with and without tokens).
+	SessionPath string
+	// SessionTTL bounds a login session (default 12h): past it the cookie
+	// is refused, however the session began.
 	SessionTTL time.Duration
+	// Now is the clock of login codes and sessions (default time.Now).
+	Now func() time.Time
 	// Realm names the WWW-Authenticate realm (default "agentadaptor").
 	Realm string
 }
@@ -101,11 +120,17 @@ type session struct {
 	expires   time.Time
 }
 
+// DefaultSessionTTL is Config.SessionTTL when it is left 0.
+const DefaultSessionTTL = 12 * time.Hour
+
 // Bounds of the login state kept in memory.
 const (
 	codeTTL     = 15 * time.Minute
 	maxCodes    = 1024
 	maxSessions = 4096
+	// maxSessionsPerPrincipal: a principal signing in again and again
+	// replaces its own oldest session, never crowds out the others'.
+	maxSessionsPerPrincipal = 64
 )
 
 // New validates cfg and returns its Guard.
@@ -113,8 +138,17 @@ func New(cfg Config) (*Guard, error) {
 	if cfg.LoginPath == "" {
 		cfg.LoginPath = "/login"
 	}
+	if cfg.LogoutPath == "" {
+		cfg.LogoutPath = "/logout"
+	}
+	if cfg.SessionPath == "" {
+		cfg.SessionPath = "/session"
+	}
 	if cfg.SessionTTL <= 0 {
-		cfg.SessionTTL = 12 * time.Hour
+		cfg.SessionTTL = DefaultSessionTTL
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	if cfg.Realm == "" {
 		cfg.Realm = "agentadaptor"
@@ -201,14 +235,19 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 			return
 		case errors.Is(err, ErrUnauthorized):
 			w.Header().Set("WWW-Authenticate", fmt.Sprintf("Bearer realm=%q", g.cfg.Realm))
-			writeError(w, http.StatusUnauthorized, "unauthorized", "authentication required: send Authorization: Bearer <token>, or open the login link the host printed at startup")
+			if navigation(r) {
+				g.signInPage(w, http.StatusUnauthorized, "")
+				return
+			}
+			writeError(w, http.StatusUnauthorized, "unauthorized", "authentication required: send Authorization: Bearer <token>, or sign in at "+g.cfg.LoginPath)
 			return
+		case errors.Is(err, ErrContentType) && g.signInForm(r):
+			// The sign-in page's form: every other check passed.
 		case errors.Is(err, ErrContentType):
 			writeError(w, http.StatusUnsupportedMediaType, "unsupported_content_type", "request bodies must be Content-Type: application/json")
 			return
 		}
-		if r.URL.Path == g.cfg.LoginPath && g.AuthRequired() {
-			g.login(w, r)
+		if g.serveSessionRoute(w, r, principal) {
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), principal)))
@@ -231,7 +270,7 @@ func (g *Guard) Check(r *http.Request) (string, error) {
 		return "", nil // a CORS preflight of a trusted origin: the route answers it
 	}
 	principal := ""
-	if g.AuthRequired() && !slices.Contains(g.cfg.Public, r.URL.Path) && r.URL.Path != g.cfg.LoginPath {
+	if g.AuthRequired() && !slices.Contains(g.cfg.Public, r.URL.Path) && r.URL.Path != g.cfg.LoginPath && r.URL.Path != g.cfg.LogoutPath {
 		p, ok := g.authenticate(r)
 		if !ok {
 			return "", ErrUnauthorized
@@ -288,16 +327,8 @@ func (g *Guard) authenticate(r *http.Request) (string, bool) {
 		}
 		return "", false
 	}
-	if c, err := r.Cookie(CookieName); err == nil && c.Value != "" {
-		h := sha256.Sum256([]byte(c.Value))
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		if s, ok := g.sessions[h]; ok {
-			if time.Now().Before(s.expires) {
-				return s.principal, true
-			}
-			delete(g.sessions, h)
-		}
+	if p, _, ok := g.session(r); ok {
+		return p, true
 	}
 	return "", false
 }
@@ -317,7 +348,7 @@ func (g *Guard) LoginURL(base, principal string) string {
 	code := randomHex(24)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	now := time.Now()
+	now := g.cfg.Now()
 	for c, p := range g.codes {
 		if now.After(p.expires) {
 			delete(g.codes, c)
@@ -328,45 +359,6 @@ func (g *Guard) LoginURL(base, principal string) string {
 	}
 	g.codes[code] = pending{principal: principal, expires: now.Add(codeTTL)}
 	return strings.TrimRight(base, "/") + g.cfg.LoginPath + "?code=" + code
-}
-
-// login consumes a one-time code and starts a session.
-func (g *Guard) login(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet {
-		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "open the login link with GET")
-		return
-	}
-	code := r.URL.Query().Get("code")
-	g.mu.Lock()
-	p, ok := g.codes[code]
-	delete(g.codes, code)
-	if ok && time.Now().After(p.expires) {
-		ok = false
-	}
-	var secret string
-	if ok {
-		now := time.Now()
-		for h, s := range g.sessions {
-			if now.After(s.expires) {
-				delete(g.sessions, h)
-			}
-		}
-		if len(g.sessions) >= maxSessions {
-			ok = false
-		} else {
-			secret = randomHex(32)
-			g.sessions[sha256.Sum256([]byte(secret))] = session{principal: p.principal, expires: now.Add(g.cfg.SessionTTL)}
-		}
-	}
-	g.mu.Unlock()
-	if !ok {
-		writeError(w, http.StatusUnauthorized, "invalid_login_link", "this login link is unknown, used or expired; restart the host or ask for a new one")
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: secret, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
-		Secure: r.TLS != nil || forwardedHTTPS(r), MaxAge: int(g.cfg.SessionTTL / time.Second)})
-	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 func randomHex(n int) string {

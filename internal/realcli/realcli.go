@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,11 @@ import (
 const (
 	Claude = "claude"
 	Codex  = "codex"
+	// Gemini is Gemini CLI (@google/gemini-cli), an ACP agent with
+	// --experimental-acp.
+	Gemini = "gemini"
+	// CodexACP is codex-acp (@zed-industries/codex-acp), Codex over ACP.
+	CodexACP = "codex-acp"
 )
 
 // RepoRoot walks up from the working directory to the directory holding
@@ -33,6 +39,11 @@ func Find(name string) (string, error) {
 		return "", err
 	}
 	candidates := []string{filepath.Join(root, "node_modules", ".bin", name)}
+	if name == CodexACP {
+		// The native binary of the platform package, not the bin entry's
+		// node launcher that spawns it.
+		candidates = append([]string{filepath.Join(root, "node_modules", "@zed-industries", "codex-acp-"+runtime.GOOS+"-"+npmArch(), "bin", "codex-acp")}, candidates...)
+	}
 	if name == Claude {
 		candidates = append(candidates, filepath.Join(root, "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude"))
 	}
@@ -56,6 +67,14 @@ func Find(name string) (string, error) {
 		return p, nil
 	}
 	return "", fmt.Errorf("realcli: %s not installed (%s)", name, strings.Join(reasons, "; "))
+}
+
+// npmArch is the architecture as npm platform packages name it.
+func npmArch() string {
+	if runtime.GOARCH == "amd64" {
+		return "x64"
+	}
+	return runtime.GOARCH
 }
 
 // Version runs `<path> --version` and returns its trimmed output.

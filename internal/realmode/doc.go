@@ -6,11 +6,14 @@
 // Codex exposed over A2A by a separate `agentadaptor a2a serve --adapter
 // codex` process, with both CLIs pointed at scriptable fake model servers on
 // loopback (internal/fakemodel), so the test needs no network and no
-// credentials.
+// credentials. The same topology runs with the remote an ACP agent,
+// codex-acp behind `agentadaptor a2a serve --adapter acp`, including Stop
+// cascading to it.
 //
 // The package has tests only. They need the CLIs installed by the
-// repository's deps script (node_modules/.bin/claude and codex): without
-// them the tests skip locally and fail when CI=true (internal/realcli).
+// repository's deps script (node_modules/.bin/claude and codex, and
+// codex-acp's native binary): without them the tests skip locally and fail
+// when CI=true (internal/realcli).
 // examples/streaming-chat-copilotkit/REALMODE.md explains how to run the
 // same topology against the real model services.
 package realmode

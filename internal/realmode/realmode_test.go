@@ -58,7 +58,7 @@ const (
 // result. (Assistant messages are different: see
 // TestCodexIntermediateMessageReachesParentOnlyInResultMessages.)
 func TestClaudeDelegatesToCodexOverA2A(t *testing.T) {
-	r := runDelegation(t, []fakemodel.Turn{{Thinking: progressText, Text: codexVerdict}}, parentFinal, "--expose-reasoning")
+	r := runDelegation(t, codexRemote("--expose-reasoning"), []fakemodel.Turn{{Thinking: progressText, Text: codexVerdict}}, parentFinal)
 
 	// Codex's progress and its verdict are live in the stream, inside the
 	// subagent's lifetime, before the tool result.
@@ -92,7 +92,7 @@ func TestClaudeDelegatesToCodexOverA2A(t *testing.T) {
 // (the run's Output, the last message), not in the result's messages (only
 // the final message), nowhere in any request the fake Anthropic server got.
 func TestCodexProgressMessageNeverReachesParent(t *testing.T) {
-	r := runDelegation(t, []fakemodel.Turn{
+	r := runDelegation(t, codexRemote(), []fakemodel.Turn{
 		// A call of a tool Codex does not have: Codex answers it with an
 		// error output and asks the model again, so the run has two messages.
 		{Text: progressText, Tool: &fakemodel.ToolCall{Server: "absent", Tool: "noop"}},
@@ -184,16 +184,28 @@ type realRun struct {
 	result structuredResult
 }
 
-// runDelegation starts the fake models, `agentadaptor a2a serve --adapter
-// codex` (with a2aArgs) and the host with a Claude parent whose model calls
-// delegate_to_agent{agent: codex} then says finalText, posts one chat run
-// and checks what every real-mode run must show: a valid AG-UI stream, the
-// tool call, the nested Codex subagent complete before the tool result, the
-// run finished, the structured result in the parent model's context.
-func runDelegation(t *testing.T, codexTurns []fakemodel.Turn, finalText string, a2aArgs ...string) *realRun {
+// remoteStarter starts the A2A remote (`agentadaptor a2a serve` named
+// "Codex reviewer") whose agent answers from openai, with every process's
+// HOME under root.
+type remoteStarter func(t *testing.T, bin, root string, openai *fakemodel.OpenAI) *a2aServer
+
+// codexRemote serves the real Codex with `a2a serve --adapter codex` and
+// a2aArgs.
+func codexRemote(a2aArgs ...string) remoteStarter {
+	return func(t *testing.T, bin, root string, openai *fakemodel.OpenAI) *a2aServer {
+		return startCodexA2A(t, bin, realcli.Require(t, realcli.Codex), root, openai, a2aArgs...)
+	}
+}
+
+// runDelegation starts the fake models, the remote and the host with a
+// Claude parent whose model calls delegate_to_agent{agent: codex} then says
+// finalText, posts one chat run and checks what every real-mode run must
+// show: a valid AG-UI stream, the tool call, the nested Codex subagent
+// complete before the tool result, the run finished, the structured result
+// in the parent model's context.
+func runDelegation(t *testing.T, remote remoteStarter, codexTurns []fakemodel.Turn, finalText string) *realRun {
 	t.Helper()
 	claudeBin := realcli.Require(t, realcli.Claude)
-	codexBin := realcli.Require(t, realcli.Codex)
 	root := t.TempDir() // every process of the test has HOME under root
 	bin := buildBinary(t)
 
@@ -213,7 +225,7 @@ func runDelegation(t *testing.T, codexTurns []fakemodel.Turn, finalText string, 
 	})
 
 	r := &realRun{}
-	r.remote = startCodexA2A(t, bin, codexBin, root, openai, a2aArgs...)
+	r.remote = remote(t, bin, root, openai)
 	r.h, r.srv = startHost(t, claudeBin, root, anthropic, r.remote.cardURL)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
@@ -411,15 +423,13 @@ type a2aServer struct {
 	stopErr error
 }
 
-// startCodexA2A writes a Codex home whose config.toml selects the fake
-// OpenAI provider, then starts `agentadaptor a2a serve --adapter codex` on a
-// free loopback port and waits for its agent card.
-func startCodexA2A(t *testing.T, bin, codexBin, root string, openai *fakemodel.OpenAI, extraArgs ...string) *a2aServer {
+// writeCodexHome writes, under root, a Codex home whose config.toml selects
+// the fake OpenAI provider, and returns HOME and CODEX_HOME.
+func writeCodexHome(t *testing.T, root string, openai *fakemodel.OpenAI) (home, codexHome string) {
 	t.Helper()
-	home := filepath.Join(root, "codex-user")
-	codexHome := filepath.Join(home, ".codex")
-	work := filepath.Join(root, "codex-work")
-	for _, d := range []string{codexHome, work} {
+	home = filepath.Join(root, "codex-user")
+	codexHome = filepath.Join(home, ".codex")
+	for _, d := range []string{codexHome} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -453,13 +463,33 @@ apps = false
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return home, codexHome
+}
+
+// startCodexA2A writes a Codex home whose config.toml selects the fake
+// OpenAI provider, then starts `agentadaptor a2a serve --adapter codex` on a
+// free loopback port and waits for its agent card.
+func startCodexA2A(t *testing.T, bin, codexBin, root string, openai *fakemodel.OpenAI, extraArgs ...string) *a2aServer {
+	t.Helper()
+	home, codexHome := writeCodexHome(t, root, openai)
+	work := filepath.Join(root, "codex-work")
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	env := cleanEnv("HOME", "CODEX_HOME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY")
 	env = append(env, "HOME="+home, "CODEX_HOME="+codexHome, "REALMODE_FAKE_OPENAI_KEY=test-key")
+	return startA2AServe(t, bin, work, env, append([]string{"--adapter", "codex", "--binary", codexBin}, extraArgs...))
+}
 
+// startA2AServe starts `agentadaptor a2a serve` with args, named "Codex
+// reviewer", on a free loopback port, working in work with env, and waits
+// for its agent card.
+func startA2AServe(t *testing.T, bin, work string, env, args []string) *a2aServer {
+	t.Helper()
 	// Port 0: the server picks a free port and prints its card URL.
 	s := &a2aServer{log: &syncBuffer{}, done: make(chan struct{})}
-	args := append([]string{"a2a", "serve", "--adapter", "codex", "--binary", codexBin, "--addr", "127.0.0.1:0",
-		"--name", "Codex reviewer", "--work-dir", work, "--timeout", "90s"}, extraArgs...)
+	args = append([]string{"a2a", "serve", "--addr", "127.0.0.1:0",
+		"--name", "Codex reviewer", "--work-dir", work, "--timeout", "90s"}, args...)
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Dir = work
 	s.cmd.Env = env
@@ -709,8 +739,8 @@ func find(evs []event, from int, ok func(event) bool) int {
 // (tests/node/validate-agui.mjs), as internal/host's tests do.
 func nodeValidate(t *testing.T, stream []byte) {
 	t.Helper()
-	repo, err := testenv.NodePackages("@ag-ui/core")
-	if !testenv.Want(t, "node and @ag-ui/core", err) {
+	repo, err := testenv.NodePackages(testenv.AGUIPackages()...)
+	if !testenv.Want(t, "node and the @ag-ui packages", err) {
 		return
 	}
 	f := filepath.Join(t.TempDir(), "stream.sse")

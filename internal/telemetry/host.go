@@ -48,6 +48,10 @@ type Host struct {
 	relay        prometheus.Histogram
 	dropped      map[string]prometheus.Counter
 	remoteErrors *prometheus.CounterVec
+	stickyLost   *prometheus.CounterVec
+
+	clusterOnce sync.Once
+	cluster     *ClusterMetrics
 
 	mu       sync.Mutex
 	runSpans map[string]trace.Span // SDK run id -> the run's span, while it runs
@@ -55,8 +59,9 @@ type Host struct {
 }
 
 var (
-	_ delegator.Observer      = (*Host)(nil)
-	_ subagentstream.Observer = (*Host)(nil)
+	_ delegator.Observer        = (*Host)(nil)
+	_ delegator.ContextObserver = (*Host)(nil)
+	_ subagentstream.Observer   = (*Host)(nil)
 )
 
 // NewHost registers the host's metrics (see the README's Observability
@@ -78,6 +83,9 @@ func NewHost(cfg HostConfig) *Host {
 		remoteErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentadaptor_remote_errors_total",
 			Help: "Failures caused by remote agents, by agent and failure code: delegations that ended with a remote-side code, and cut streams the delegator recovered from (stream_interrupted)."},
 			[]string{"agent", "code"}),
+		stickyLost: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentadaptor_sticky_context_unreadable_total",
+			Help: "Delegations whose remembered remote context (sticky context policy) could not be read in time, by agent: each started a new remote context and said so (subagent.status context_unavailable)."},
+			[]string{"agent"}),
 	}
 	dropped := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentadaptor_stream_dropped_total",
 		Help: "Text deltas dropped for slow consumers, by stage: sdk (the parent run's queue), bus (a delegation bus subscription), mux (one SSE client)."},
@@ -94,7 +102,10 @@ func NewHost(cfg HostConfig) *Host {
 			h.delegations.WithLabelValues(key, protocol, s)
 		}
 	}
-	h.reg.MustRegister(h.runs, h.activeRuns, h.delegations, h.duration, h.relay, dropped, h.remoteErrors)
+	for key := range cfg.Agents {
+		h.stickyLost.WithLabelValues(key)
+	}
+	h.reg.MustRegister(h.runs, h.activeRuns, h.delegations, h.duration, h.relay, dropped, h.remoteErrors, h.stickyLost)
 	return h
 }
 

@@ -7,7 +7,7 @@
 // fails under CI=true, where `make deps` has installed everything: a CI run
 // that quietly skipped the interop checks would prove nothing.
 //
-//	root, err := testenv.NodePackages("@ag-ui/core")
+//	root, err := testenv.NodePackages(testenv.AGUIPackages()...)
 //	testenv.Require(t, "the Node AG-UI validator", err) // skip locally, fail in CI
 //	...
 //	testenv.WaitUntil(t, "the child to exit", func() bool { return gone(pid) })

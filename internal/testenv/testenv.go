@@ -93,6 +93,19 @@ func NodePackages(pkgs ...string) (string, error) {
 	return root, nil
 }
 
+// AGUIPackages returns the npm packages the AG-UI scripts of tests/node
+// import (validate-agui.mjs and httpagent-run.mjs, through agui-lib.mjs).
+// Tests that run them check for all of these with [NodePackages], so that
+// a partial install skips them (or fails them under CI=true) with a message
+// instead of failing inside node.
+func AGUIPackages() []string {
+	return []string{"@ag-ui/core", "@ag-ui/core-0059", "@ag-ui/client", "rxjs"}
+}
+
+// A2AJSPackages returns the npm packages the @a2a-js/sdk scripts of
+// tests/node import (a2a-*.mjs); see [AGUIPackages].
+func A2AJSPackages() []string { return []string{"@a2a-js/sdk"} }
+
 // WaitTimeout bounds [WaitUntil]: generous, so that a loaded machine never
 // fails a test that is only slow. It is a bound, not a promise of speed.
 const WaitTimeout = 60 * time.Second

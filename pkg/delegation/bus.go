@@ -2,13 +2,18 @@ package delegation
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
 
 // EventBus carries delegation events from delegators to the UI side, scoped
-// by run. Publish never blocks the delegator; each subscriber has its own
-// bounded queue (see [MemoryBus]).
+// by run. Each subscriber has its own bounded queue (see [MemoryBus]):
+// Publish never waits for a slow subscriber, except for the run's merge
+// (a lossless, direct subscription), which it waits for when that one is
+// full.
 type EventBus interface {
 	// Publish adds ev to its run's stream and assigns ev.Seq. Events of a
 	// closed run are discarded.
@@ -31,7 +36,20 @@ const (
 	// DefaultMaxVolatileBytes bounds the queued text of one subscriber;
 	// beyond it deltas are dropped and the drop is marked.
 	DefaultMaxVolatileBytes = 4 << 20
+	// DefaultMaxQueued bounds the events one subscriber holds, every lane
+	// included (docs/design.md#backpressure).
+	DefaultMaxQueued = 4096
+	// DefaultMaxQueuedBytes bounds the estimated size of the events one
+	// subscriber holds, every lane included.
+	DefaultMaxQueuedBytes = 8 << 20
 )
+
+// ErrSubscriberOverflow is a Subscription's Err when it fell behind: its
+// queue reached MaxQueued events or MaxQueuedBytes with an event that may
+// not be dropped, so the bus disconnected it rather than hold more. Its
+// reader resumes from another copy of the run's stream (for the UI, the
+// mux's replay log).
+var ErrSubscriberOverflow = errors.New("delegation: the subscriber fell behind its queue bound and was disconnected")
 
 // StatusStreamDropped is the Status of the subagent.status event a
 // subscriber receives in place of text deltas it had to drop; Raw["dropped"]
@@ -42,12 +60,23 @@ const StatusStreamDropped = "stream.dropped"
 // (started, input_required, terminal) are never dropped, repeated identical
 // statuses of a delegation are de-duplicated, and under a slow consumer
 // text deltas are coalesced per (DelegationID, RemoteMessageID) with their
-// order preserved; only beyond MaxVolatileBytes are deltas dropped, and
-// then a StatusStreamDropped event says so. Safe for concurrent use.
+// order preserved; only beyond MaxVolatileBytes (or a full queue) are
+// deltas dropped, and then a StatusStreamDropped event says so.
+//
+// Every subscriber's queue is bounded for every lane: at most MaxQueued
+// events and MaxQueuedBytes (estimated). A subscription read through C
+// that reaches the bound with an event it may not drop is disconnected:
+// its queue is let go, C closes and Err reports ErrSubscriberOverflow. A
+// direct subscription (SubscribeRunDirect: the run's merge, whose output
+// is the replay log every client resumes from) is lossless instead:
+// Publish waits until its reader has made room. Safe for concurrent use.
 type MemoryBus struct {
-	// Buffer and MaxVolatileBytes override the defaults when set before use.
+	// Buffer, MaxVolatileBytes, MaxQueued and MaxQueuedBytes override the
+	// defaults when set before use.
 	Buffer           int
 	MaxVolatileBytes int
+	MaxQueued        int
+	MaxQueuedBytes   int
 
 	mu   sync.Mutex
 	runs map[string]*busRun
@@ -60,6 +89,17 @@ type busRun struct {
 	subscribed bool
 	lastStatus map[string]string
 	closed     bool
+	// backlogDrops are the events the backlog dropped, per delegation in
+	// the order of their first drop, not yet marked by a stream.dropped
+	// event.
+	backlogDrops []backlogDrop
+}
+
+// backlogDrop counts the events of one delegation the backlog dropped;
+// last is the newest of them (its identity fields make the marker's).
+type backlogDrop struct {
+	n    int
+	last DelegationEvent
 }
 
 // NewMemoryBus returns an empty in-process bus.
@@ -77,17 +117,52 @@ func (b *MemoryBus) run(runID string) *busRun {
 	return r
 }
 
-// Publish implements EventBus.
+// Publish implements EventBus. It does not wait for subscribers, but for
+// a direct subscription whose queue is full (the run's merge, which must
+// not lose an event): then it waits until that subscription's reader has
+// taken events, or the subscription or the run has ended. Text deltas
+// never wait (they are coalesced or dropped with a marker).
 func (b *MemoryBus) Publish(ev DelegationEvent) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	r := b.run(ev.RunID)
-	if r.closed {
+	for {
+		b.mu.Lock()
+		r := b.run(ev.RunID)
+		if r.closed {
+			b.mu.Unlock()
+			return
+		}
+		if !ev.Kind.Volatile() {
+			if room := r.fullLossless(); room != nil {
+				b.mu.Unlock()
+				<-room
+				continue
+			}
+		}
+		b.publishLocked(r, ev)
+		b.mu.Unlock()
 		return
 	}
+}
+
+// fullLossless returns, when a lossless subscription of the run is full, a
+// channel closed when it has room again (or has ended); nil when none is.
+// Called with b.mu held.
+func (r *busRun) fullLossless() <-chan struct{} {
+	for s := range r.subs {
+		if s.lossless {
+			if room := s.roomWait(); room != nil {
+				return room
+			}
+		}
+	}
+	return nil
+}
+
+// publishLocked de-duplicates, numbers and hands out ev; called with b.mu
+// held.
+func (b *MemoryBus) publishLocked(r *busRun, ev DelegationEvent) {
 	if ev.Kind == DelegationStatus && ev.Text == "" {
 		if r.lastStatus[ev.DelegationID] == ev.Status {
 			return
@@ -105,14 +180,51 @@ func (b *MemoryBus) Publish(ev DelegationEvent) {
 		// Nobody listens yet (the UI subscribes right after the run
 		// starts, which may be after a fast first tool call): keep a
 		// bounded backlog for the first subscriber. Critical events
-		// are always kept.
+		// are always kept; what is dropped is marked (stream.dropped,
+		// raw.dropped) before the delegation's next kept event, or at
+		// the end of the backlog.
 		if len(r.backlog) < maxBacklog || ev.Kind.Critical() {
+			r.markBacklogDrops(ev.DelegationID, ev.Seq)
 			r.backlog = append(r.backlog, ev)
+			return
 		}
+		i := slices.IndexFunc(r.backlogDrops, func(d backlogDrop) bool { return d.last.DelegationID == ev.DelegationID })
+		if i < 0 {
+			r.backlogDrops = append(r.backlogDrops, backlogDrop{})
+			i = len(r.backlogDrops) - 1
+		}
+		r.backlogDrops[i].n++
+		r.backlogDrops[i].last = ev
 		return
 	}
 	for s := range r.subs {
 		s.push(ev)
+	}
+}
+
+// markBacklogDrops appends the stream.dropped marker of the backlog's
+// dropped events of delegationID (all delegations' when "all" is set by
+// passing ""), numbered seq.
+func (r *busRun) markBacklogDrops(delegationID string, seq uint64) {
+	kept := r.backlogDrops[:0]
+	for _, d := range r.backlogDrops {
+		if delegationID != "" && d.last.DelegationID != delegationID {
+			kept = append(kept, d)
+			continue
+		}
+		r.backlog = append(r.backlog, droppedMarker(d.last, d.n, seq))
+	}
+	clear(r.backlogDrops[len(kept):])
+	r.backlogDrops = kept
+}
+
+// droppedMarker is the StatusStreamDropped status that takes the place of
+// n dropped events of ev's delegation.
+func droppedMarker(ev DelegationEvent, n int, seq uint64) DelegationEvent {
+	return DelegationEvent{
+		RunID: ev.RunID, DelegationID: ev.DelegationID, ParentToolCallID: ev.ParentToolCallID, AgentKey: ev.AgentKey,
+		AgentName: ev.AgentName, Protocol: ev.Protocol, RemoteTaskID: ev.RemoteTaskID, RemoteContextID: ev.RemoteContextID,
+		Kind: DelegationStatus, Status: StatusStreamDropped, Raw: map[string]any{"dropped": n}, Time: ev.Time, Seq: seq,
 	}
 }
 
@@ -138,7 +250,15 @@ func (b *MemoryBus) subscribe(ctx context.Context, runID string, direct bool) *S
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxVolatileBytes
 	}
-	s := &Subscription{buffer: buf, maxBytes: maxBytes, wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}), direct: direct}
+	maxQueued, maxQueuedBytes := b.MaxQueued, b.MaxQueuedBytes
+	if maxQueued <= 0 {
+		maxQueued = DefaultMaxQueued
+	}
+	if maxQueuedBytes <= 0 {
+		maxQueuedBytes = DefaultMaxQueuedBytes
+	}
+	s := &Subscription{buffer: buf, maxBytes: maxBytes, maxQueued: maxQueued, maxQueuedBytes: maxQueuedBytes,
+		wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}), direct: direct, lossless: direct}
 	if !direct {
 		out := make(chan DelegationEvent, 16)
 		s.C, s.out = out, out
@@ -147,10 +267,11 @@ func (b *MemoryBus) subscribe(ctx context.Context, runID string, direct bool) *S
 	r := b.run(runID)
 	if !r.subscribed {
 		r.subscribed = true
+		r.markBacklogDrops("", r.seq)
 		for _, ev := range r.backlog {
 			s.push(ev)
 		}
-		r.backlog = nil
+		r.backlog, r.backlogDrops = nil, nil
 	}
 	if r.closed {
 		s.closing = true
@@ -182,7 +303,9 @@ func (b *MemoryBus) subscribe(ctx context.Context, runID string, direct bool) *S
 // without a goroutine of their own (MemoryBus). Such a subscription has no
 // C: its single reader calls TryNext until it reports nothing, and waits on
 // Ready in between. A reader saves one goroutine per subscription and one
-// hand-off per event (docs/design.md#the-bus).
+// hand-off per event (docs/design.md#the-bus). It is meant for the run's
+// merge: it is lossless, so while its queue is full, publishers wait for
+// its reader (a reader that stops before the run ends must Close it).
 type DirectSubscriber interface {
 	SubscribeRunDirect(ctx context.Context, runID string) *Subscription
 }
@@ -209,23 +332,33 @@ func (b *MemoryBus) CloseRun(runID string) {
 }
 
 // Subscription is one subscriber's ordered view of a run's events. C is
-// closed when the subscription ends; its owner goroutine (started by
+// closed when the subscription ends (Err then says whether it was
+// disconnected for falling behind); its owner goroutine (started by
 // SubscribeRun) is the only closer. A direct subscription
 // (SubscribeRunDirect) has no C and no goroutine: it is read with TryNext
 // and Ready.
 type Subscription struct {
 	C <-chan DelegationEvent
 
-	out      chan DelegationEvent
-	buffer   int
-	maxBytes int
+	out            chan DelegationEvent
+	buffer         int
+	maxBytes       int
+	maxQueued      int
+	maxQueuedBytes int
+	// lossless: never disconnected; publishers wait while it is full.
+	lossless bool
 
 	mu       sync.Mutex
 	queue    []DelegationEvent
 	volBytes int
+	qBytes   int // estimated size of queue (eventSize)
 	dropped  int
 	droppedT int
 	closing  bool
+	err      error         // ErrSubscriberOverflow once disconnected
+	room     chan struct{} // made by a publisher waiting for room; closed by the reader
+	// peakLen and peakBytes are the largest queue the subscription held.
+	peakLen, peakBytes int
 
 	wake    chan struct{}
 	done    chan struct{} // Close was called
@@ -268,10 +401,19 @@ func (s *Subscription) TryNext() (ev DelegationEvent, ok, end bool) {
 			return DelegationEvent{}, false, false
 		}
 		s.ended = true
+		s.releaseRoomLocked()
 	}
 	s.mu.Unlock()
 	s.unregister()
 	return DelegationEvent{}, false, true
+}
+
+// Err returns ErrSubscriberOverflow (wrapped) once the subscription was
+// disconnected for falling behind its bound, nil otherwise.
+func (s *Subscription) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
 }
 
 // Dropped returns how many text deltas this subscriber lost in total.
@@ -289,13 +431,45 @@ func (s *Subscription) Close() {
 		if s.direct {
 			s.stopCtx()
 			s.mu.Lock()
-			s.ended, s.queue = true, nil
+			s.ended, s.queue, s.qBytes, s.volBytes = true, nil, 0, 0
+			s.releaseRoomLocked()
 			s.mu.Unlock()
 			s.unregister()
 			s.signal()
 		}
 	})
 	<-s.stopped
+}
+
+// roomWait returns, when the subscription is full, a channel closed once
+// it has room again or has ended; nil when it has room.
+func (s *Subscription) roomWait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended || s.closing || len(s.queue) < s.maxQueued && s.qBytes < s.maxQueuedBytes {
+		return nil
+	}
+	if s.room == nil {
+		s.room = make(chan struct{})
+	}
+	return s.room
+}
+
+// releaseRoomLocked wakes the publishers waiting for room.
+func (s *Subscription) releaseRoomLocked() {
+	if s.room != nil {
+		close(s.room)
+		s.room = nil
+	}
+}
+
+// overflowLocked disconnects a subscription that fell behind: its queue
+// is let go, and its dispatcher closes C after what it holds.
+func (s *Subscription) overflowLocked() {
+	s.err = fmt.Errorf("%w: %d events (%d bytes) queued, the bound is %d events or %d bytes",
+		ErrSubscriberOverflow, len(s.queue), s.qBytes, s.maxQueued, s.maxQueuedBytes)
+	s.queue, s.qBytes, s.volBytes = nil, 0, 0
+	s.once.Do(func() { close(s.done) })
 }
 
 func (s *Subscription) signal() {
@@ -308,37 +482,70 @@ func (s *Subscription) signal() {
 func (s *Subscription) closeAfterDrain() {
 	s.mu.Lock()
 	s.closing = true
+	s.releaseRoomLocked() // publishers of the closed run give up
 	s.mu.Unlock()
 	s.signal()
 }
 
+// push queues ev under the subscription's bounds: a delta is coalesced or
+// dropped (and the drop marked); any other event that does not fit
+// disconnects a subscription read through C. A lossless subscription's
+// publisher waited for room (Publish), so it fits, but for the backlog a
+// first subscriber receives at once.
 func (s *Subscription) push(ev DelegationEvent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ended {
+	if s.ended || s.err != nil {
 		return
 	}
+	size := eventSize(&ev)
 	if ev.Kind.Volatile() {
 		if len(s.queue) >= s.buffer && s.coalesce(ev) {
 			s.signal()
 			return
 		}
-		if s.volBytes+len(ev.Delta) > s.maxBytes {
+		if s.volBytes+len(ev.Delta) > s.maxBytes || len(s.queue) >= s.maxQueued || s.qBytes+size > s.maxQueuedBytes {
 			s.dropped++
 			s.droppedT++
 			return
 		}
 		s.volBytes += len(ev.Delta)
-	} else if s.dropped > 0 {
-		s.queue = append(s.queue, DelegationEvent{
-			RunID: ev.RunID, DelegationID: ev.DelegationID, AgentKey: ev.AgentKey, Protocol: ev.Protocol,
-			Kind: DelegationStatus, Status: StatusStreamDropped, Raw: map[string]any{"dropped": s.dropped},
-			Time: ev.Time, Seq: ev.Seq,
-		})
-		s.dropped = 0
+	} else {
+		if !s.lossless && (len(s.queue) >= s.maxQueued || s.qBytes+size > s.maxQueuedBytes) {
+			s.overflowLocked()
+			return
+		}
+		if s.dropped > 0 {
+			m := droppedMarker(ev, s.dropped, ev.Seq)
+			m.ParentToolCallID, m.AgentName, m.RemoteTaskID, m.RemoteContextID = "", "", "", ""
+			s.queue = append(s.queue, m)
+			s.qBytes += eventSize(&m)
+			s.dropped = 0
+		}
 	}
 	s.queue = append(s.queue, ev)
+	s.qBytes += size
+	s.peakLen, s.peakBytes = max(s.peakLen, len(s.queue)), max(s.peakBytes, s.qBytes)
 	s.signal()
+}
+
+// eventSize estimates the memory an event holds in a queue: a fixed part
+// and its strings, for the MaxQueuedBytes bound. Coalescing a delta adds
+// its length, so a merged event's size is that of its parts.
+func eventSize(ev *DelegationEvent) int {
+	n := 256 + len(ev.RunID) + len(ev.ParentToolCallID) + len(ev.DelegationID) + len(ev.AgentKey) + len(ev.AgentName) +
+		len(ev.Protocol) + len(ev.RemoteTaskID) + len(ev.RemoteContextID) + len(ev.RemoteMessageID) + len(ev.RemoteArtifactID) +
+		len(ev.Kind) + len(ev.Delta) + len(ev.Text) + len(ev.Status) + 64*len(ev.Raw)
+	if a := ev.Artifact; a != nil {
+		n += 96 + len(a.ID) + len(a.Name) + len(a.MimeType) + len(a.URI)
+		if a.Error != nil {
+			n += len(a.Error.Message)
+		}
+	}
+	if e := ev.Error; e != nil {
+		n += 64 + len(e.Message) + len(e.RemoteStatus)
+	}
+	return n
 }
 
 // coalesce appends ev's delta to the latest queued event of the same
@@ -357,6 +564,8 @@ func (s *Subscription) coalesce(ev DelegationEvent) bool {
 			copy(s.queue[i:], s.queue[i+1:])
 			s.queue[len(s.queue)-1] = q
 			s.volBytes += len(ev.Delta)
+			s.qBytes += len(ev.Delta)
+			s.peakBytes = max(s.peakBytes, s.qBytes)
 			return true
 		}
 		return false
@@ -383,6 +592,10 @@ func (s *Subscription) popLocked() (DelegationEvent, bool, bool) {
 	}
 	if ev.Kind.Volatile() {
 		s.volBytes -= len(ev.Delta)
+	}
+	s.qBytes -= eventSize(&ev)
+	if s.room != nil && len(s.queue) <= s.maxQueued*3/4 && s.qBytes <= s.maxQueuedBytes*3/4 {
+		s.releaseRoomLocked() // publishers waiting for room go on, in a batch
 	}
 	return ev, true, false
 }

@@ -2,6 +2,7 @@ package delegation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"strings"
@@ -213,9 +214,135 @@ func TestBusBacklogBeforeFirstSubscriberKeepsCriticalEvents(t *testing.T) {
 	if strings.Join(critical, " ") != strings.Join(want, " ") {
 		t.Fatalf("critical events after a backlog overflow = %v, want %v", critical, want)
 	}
-	if len(got) > maxBacklog+len(want) {
-		t.Fatalf("backlog kept %d events, bound is %d plus critical ones", len(got), maxBacklog)
+	if len(got) > maxBacklog+len(want)+1 {
+		t.Fatalf("backlog kept %d events, bound is %d plus critical ones and their drop markers", len(got), maxBacklog)
 	}
+	// What the backlog dropped is marked, before the delegation's next kept
+	// event, with the count: 1 started + 1,023 deltas fit, 11 did not.
+	marked := 0
+	for i, e := range got {
+		if e.Status != StatusStreamDropped {
+			continue
+		}
+		marked += e.Raw["dropped"].(int)
+		if e.DelegationID != "d1" || i+1 >= len(got) || got[i+1].Kind != DelegationInputRequired {
+			t.Errorf("marker %+v is not right before d1's next kept event", e)
+		}
+	}
+	if marked != 11 {
+		t.Errorf("the backlog dropped 11 deltas, its markers say %d", marked)
+	}
+}
+
+// A delegation whose dropped backlog events are followed by none of its
+// own kept events gets its marker at the end of the backlog, and the
+// subscriber never sees Seq go down.
+func TestBusBacklogMarksDropsAtItsEnd(t *testing.T) {
+	b := NewMemoryBus()
+	b.Publish(ev("d1", DelegationStarted))
+	for i := range maxBacklog + 5 {
+		b.Publish(DelegationEvent{RunID: "run", DelegationID: "d1", Kind: DelegationStatus, Status: "working", Text: fmt.Sprint("step ", i)})
+	}
+	b.Publish(ev("d2", DelegationStarted))
+	sub := b.SubscribeRun(context.Background(), "run")
+	b.Publish(ev("d2", DelegationFinished))
+	b.CloseRun("run")
+	got := drain(t, sub)
+	var last uint64
+	marker := -1
+	for i, e := range got {
+		if e.Seq < last {
+			t.Errorf("seq went down: %d after %d", e.Seq, last)
+		}
+		last = e.Seq
+		if e.Status == StatusStreamDropped {
+			marker = i
+		}
+	}
+	if marker < 0 || got[marker].DelegationID != "d1" || got[marker].Raw["dropped"] != 6 {
+		t.Fatalf("no marker for d1's 6 dropped statuses: %s", kindsOf(got[max(0, len(got)-4):]))
+	}
+	if got[marker-1].DelegationID != "d2" || got[marker+1].Kind != DelegationFinished {
+		t.Errorf("the marker should close the backlog: %s", kindsOf(got[marker-1:]))
+	}
+}
+
+// Every subscriber's queue is bounded in every lane (docs/design.md#backpressure):
+// a remote sending 100,000 status updates while one subscriber reads
+// nothing never grows the host. That subscriber is disconnected (its
+// channel closes, Err says why) and its queue never exceeded the bound;
+// the run's merge (a direct, lossless subscription) instead makes the
+// publisher wait while it is full, so it receives every event exactly once,
+// in order, and never held more than its bound either.
+func TestBusBoundsEverySubscriberAndTheMergeLosesNothing(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	const n, bound = 100_000, 256
+	b := &MemoryBus{MaxQueued: bound}
+	stalled := b.SubscribeRun(context.Background(), "run") // never read
+	merge := b.SubscribeRunDirect(context.Background(), "run")
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		b.Publish(ev("d1", DelegationStarted))
+		for i := range n {
+			b.Publish(DelegationEvent{RunID: "run", DelegationID: "d1", Kind: DelegationStatus, Status: "working", Text: fmt.Sprint("update ", i)})
+		}
+		b.Publish(ev("d1", DelegationFinished))
+		b.CloseRun("run")
+	}()
+	// The merge does not read until the publisher waits for it.
+	waitFull := time.Now().Add(time.Minute)
+	for {
+		merge.mu.Lock()
+		waiting := merge.room != nil
+		merge.mu.Unlock()
+		if waiting {
+			break
+		}
+		if time.Now().After(waitFull) {
+			t.Fatal("the publisher never waited for the full merge subscription")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	got := drain(t, merge)
+	<-published
+	if len(got) != n+2 || got[0].Kind != DelegationStarted || got[n+1].Kind != DelegationFinished {
+		t.Fatalf("the merge got %d events, want %d", len(got), n+2)
+	}
+	for i, e := range got[1 : n+1] {
+		if e.Text != fmt.Sprint("update ", i) || e.Seq != uint64(i+2) {
+			t.Fatalf("event %d is %q (seq %d): lost, duplicated or reordered", i, e.Text, e.Seq)
+		}
+	}
+	if merge.peakLen > bound || merge.Err() != nil {
+		t.Errorf("the merge held %d events (bound %d), err %v", merge.peakLen, bound, merge.Err())
+	}
+	// The stalled subscriber was cut once it reached the bound.
+	if !errors.Is(stalled.Err(), ErrSubscriberOverflow) {
+		t.Errorf("the stalled subscriber: err %v, want ErrSubscriberOverflow", stalled.Err())
+	}
+	if stalled.peakLen > bound {
+		t.Errorf("the stalled subscriber held %d events, bound %d", stalled.peakLen, bound)
+	}
+	stalled.Close()
+	merge.Close()
+}
+
+// MaxQueuedBytes bounds a subscriber by size as MaxQueued does by count:
+// large events reach the byte bound first.
+func TestBusByteBoundDisconnects(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	b := &MemoryBus{MaxQueuedBytes: 64 << 10}
+	s := b.SubscribeRun(context.Background(), "run")
+	big := strings.Repeat("x", 8<<10)
+	for i := range 100 {
+		b.Publish(DelegationEvent{RunID: "run", DelegationID: "d1", Kind: DelegationStatus, Status: "working", Text: fmt.Sprint(i, big)})
+	}
+	if !errors.Is(s.Err(), ErrSubscriberOverflow) || s.peakBytes > 64<<10 {
+		t.Errorf("err %v, peak %d bytes (bound %d)", s.Err(), s.peakBytes, 64<<10)
+	}
+	s.Close()
+	b.CloseRun("run")
 }
 
 // fillSubscriber publishes n filler events of another delegation and waits

@@ -93,6 +93,11 @@ type DelegationArtifact struct {
 	URI       string           `json:"uri,omitempty"`
 	SizeBytes int64            `json:"size_bytes"`
 	Error     *DelegationError `json:"error,omitempty"` // e.g. artifact_too_large
+	// Redacted is set when the stored content held a secret of the host
+	// (the remote reflected a credential into it): every occurrence was
+	// replaced by [REDACTED] before the content was stored, and SizeBytes
+	// is the stored size (docs/design.md#secrets).
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // DelegationError is the structured failure of a delegation

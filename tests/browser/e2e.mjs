@@ -12,7 +12,10 @@
 //              text BEFORE its tool card has a result, then the final state:
 //              finished badge, result summary, a working artifact link, the
 //              parent's final text, which is in view without any scrolling
-//              by the test (the transcript follows the stream).
+//              by the test (the transcript follows the stream), and so is
+//              the user's message above it (the whole exchange); a text
+//              artifact opens in the app's viewer, markdown rendered, with
+//              a download link.
 //   followup - a second message in the same thread is answered too: its
 //              objective and answers are about the new words, the request
 //              carries the same thread id and the whole conversation.
@@ -26,12 +29,23 @@
 //   offline  - the stream is cut and re-attaching fails: the run shows
 //              "connection lost" (not failed, no streaming caret, one
 //              notice); Reconnect replays the rest from the host.
-//   phone    - 390x800 and 360x740: header on one line, nothing wider than
-//              the screen, the placeholder and the final answer in view.
+//   gone     - the host forgot the run (a restart): the re-attach gets the
+//              host's 404; the run reads "ended on the host", the header
+//              "Ready" (not "Connection lost"), and the next message works.
+//   phone    - 390x844 and 360x740: header on one line, nothing wider than
+//              the screen, the placeholder and the final answer in view (at
+//              390x844 the whole exchange, and the artifact viewer).
 //   input    - (needs --ask-url: a host whose remote agent asks a question)
 //              the answer box comes into view by itself, the header says the
 //              UI waits for the user, the question is shown once, and the
 //              user's answer appears in the subagent's conversation.
+//   signin   - (needs --auth-url: a host with auth.tokens, E2E_TOKEN: one of
+//              its tokens, E2E_LOGIN_LINK: a fresh one-time link) / without
+//              a session is an HTML sign-in page, not JSON; a wrong token is
+//              refused on the page; the right one opens the app, which
+//              answers a message and shows Sign out; Sign out ends the
+//              session (a reload shows the sign-in page again); the login
+//              link signs in once, and used again leads to the sign-in page.
 //
 // The delegation assertions are data-driven: they apply to every
 // delegate_to_* tool card the host streams. With --expect-delegation (or
@@ -55,14 +69,15 @@ function option(name) {
   if (i < 0) return undefined;
   return args[i].includes("=") ? args[i].slice(args[i].indexOf("=") + 1) : args[i + 1];
 }
-const positional = args.filter((a, i) => !a.startsWith("--") && !["--flows", "--ask-url"].includes(args[i - 1]));
+const positional = args.filter((a, i) => !a.startsWith("--") && !["--flows", "--ask-url", "--auth-url"].includes(args[i - 1]));
 const base = positional[0];
 if (!base || !/^https?:\/\//.test(base)) {
   console.error("usage: node tests/browser/e2e.mjs http://HOST:PORT [--expect-delegation] [--ask-url http://HOST:PORT] [--flows basic,stop,...]");
   process.exit(2);
 }
 const ASK = option("ask-url")?.replace(/\/+$/, "");
-const ALL_FLOWS = ["basic", "followup", "newchat", "stop", "reload", "offline", "phone", "input"];
+const AUTH = option("auth-url")?.replace(/\/+$/, "");
+const ALL_FLOWS = ["basic", "followup", "newchat", "stop", "reload", "offline", "gone", "phone", "input", "signin"];
 const FLOWS = (option("flows") ?? ALL_FLOWS.join(",")).split(",").map((s) => s.trim()).filter(Boolean);
 const EXPECT_DELEGATION = args.includes("--expect-delegation") || process.env.E2E_EXPECT_DELEGATION === "1";
 const SHOTS = resolve(process.env.SCREENSHOT_DIR || resolve(here, "out"));
@@ -236,6 +251,68 @@ async function waitFinalInView(page) {
     });
 }
 
+/**
+ * Waits (the test never scrolls) until the latest exchange is in view as a
+ * whole: the user's newest message (not under the top bar) down to the
+ * run's end.
+ */
+async function waitExchangeInView(page, where) {
+  await page.evaluate(inViewJs);
+  await page
+    .waitForFunction(() => {
+      const users = document.querySelectorAll('[data-testid="user-message"]');
+      const runs = document.querySelectorAll('[data-testid="run"]');
+      const run = runs[runs.length - 1];
+      return window.__inView(users[users.length - 1]) && run && window.__inView(run.querySelector('[data-testid="run-status"]'));
+    }, null, { timeout: 5000 })
+    .catch(async () => {
+      const m = await page.evaluate(() => {
+        const u = [...document.querySelectorAll('[data-testid="user-message"]')].at(-1)?.getBoundingClientRect();
+        const sc = document.querySelector('[data-testid="transcript-scroller"]').getBoundingClientRect();
+        return { userTop: u?.top, scrollerTop: sc.top };
+      });
+      throw new Failure(`${where}: the latest exchange is not in view as a whole (the user's message is cut at the top): ${JSON.stringify(m)}`);
+    });
+}
+
+/** Opens the first visible text artifact in the app's viewer and checks it. */
+async function checkArtifactViewer(page, shotName) {
+  const link = page.locator('[data-testid="artifact-link"]:visible').first();
+  const href = await link.getAttribute("href");
+  const pagesBefore = page.context().pages().length;
+  await link.click();
+  const viewer = page.getByTestId("artifact-viewer");
+  await viewer.waitFor();
+  await page.locator('[data-testid="artifact-viewer-body"][data-state="ok"]').waitFor();
+  const v = await page.evaluate(() => {
+    const d = document.querySelector('[data-testid="artifact-viewer"]');
+    const body = d.querySelector('[data-testid="artifact-viewer-body"]');
+    const r = d.getBoundingClientRect();
+    const dl = d.querySelector('[data-testid="artifact-download"]');
+    return {
+      open: d.open,
+      headings: [...body.querySelectorAll("h1,h2,h3")].map((h) => h.textContent),
+      strong: body.querySelectorAll("strong").length,
+      rawMarkdown: /(^|\n)#\s|\*\*/.test(body.textContent || ""),
+      download: dl?.getAttribute("download"),
+      downloadHref: dl?.getAttribute("href"),
+      inside: r.left >= 0 && r.right <= innerWidth && r.top >= 0 && r.bottom <= innerHeight,
+      scripts: body.querySelectorAll("script,iframe,img").length,
+    };
+  });
+  check(v.open && v.inside, `the artifact viewer is not open inside the window: ${JSON.stringify(v)}`);
+  check(v.headings.length > 0 && v.strong > 0 && !v.rawMarkdown, `the markdown artifact is not rendered: ${JSON.stringify(v)}`);
+  check(v.scripts === 0, "the artifact viewer rendered active content");
+  check(v.download && v.downloadHref === href, `the viewer's download link: ${JSON.stringify(v)}`);
+  check(page.context().pages().length === pagesBefore, "opening the artifact opened another tab");
+  const res = await page.request.get(`${new URL(page.url()).origin}${href}`);
+  check(res.ok() && /sandbox/.test(res.headers()["content-security-policy"] || ""), `the artifact route lost its sandbox CSP: ${JSON.stringify(res.headers())}`);
+  await shot(page, shotName);
+  await page.getByTestId("artifact-close").click();
+  await viewer.waitFor({ state: "hidden" });
+  log(`artifact ${href.split("/").pop()} shown in the app (markdown rendered, download link, route still sandboxed)`);
+}
+
 /** Waits until the header states the conversation's phase (idle, working, waiting, reconnecting, offline). */
 async function waitState(page, state) {
   await page
@@ -350,6 +427,8 @@ async function basicFlow(browser) {
   const { context, page, errors } = await newPage(browser);
   try {
     await open(page);
+    await page.waitForLoadState("networkidle");
+    check((await page.getByTestId("sign-out").count()) === 0, "Sign out is shown by a host without tokens");
     await shot(page, "00-empty.png");
     await send(page, MESSAGE);
     const first = await waitMidOrEnd(page);
@@ -357,7 +436,8 @@ async function basicFlow(browser) {
     const status = await waitRunEnd(page);
     check(status === "finished", `run ended ${status}, want finished`);
     await waitFinalInView(page);
-    log("the final answer and the run's end are in view at 1280x700 without scrolling");
+    await waitExchangeInView(page, "1280x700");
+    log("the whole exchange (the user's message to the run's end) is in view at 1280x700 without scrolling");
     await shot(page, "02-final.png");
     const r = await readRun(page);
     check(/finished/i.test(r.badge), `run badge says "${r.badge}"`);
@@ -371,6 +451,7 @@ async function basicFlow(browser) {
       log(`subagent text was visible before the tool result (${tl.length} rendered states recorded)`);
       await assertFinishedDelegations(page, r);
       assertAbout(r, MESSAGE);
+      await checkArtifactViewer(page, "17-artifact-viewer.png");
       // A finished subagent is collapsed; its toggle opens it.
       const panel = page.getByTestId("subagent-panel").last();
       check((await panel.getAttribute("data-expanded")) === "false", "a completed subagent is not collapsed");
@@ -598,9 +679,62 @@ async function offlineFlow(browser) {
   }
 }
 
+/**
+ * The host forgot the run (it restarted): the stream is cut after the first
+ * subagent text and the re-attach reaches the host's real answer for a run
+ * it does not know (404). The UI must say so — the run ended on the host,
+ * outcome unknown — with the header "Ready", not "Connection lost", no
+ * Reconnect, and the next message must be answered.
+ */
+async function goneFlow(browser) {
+  const { context, page, errors } = await newPage(browser, { allowErrors: true });
+  try {
+    await page.route(`${root}/agui`, async (route) => {
+      if (route.request().method() !== "POST") return route.fallback();
+      const res = await route.fetch();
+      const frames = (await res.text()).split("\n\n");
+      let n = frames.findIndex((f) => f.includes('"subagent.text.delta"'));
+      if (n < 0) n = frames.findIndex((f) => f.includes('"TEXT_MESSAGE_CONTENT"'));
+      n = n < 0 ? 2 : n + 1;
+      await route.fulfill({ status: 200, headers: { "Content-Type": "text/event-stream" }, body: frames.slice(0, n).join("\n\n") + "\n\n" });
+    });
+    let asked = 0;
+    await page.route(`${root}/agui/runs/*/events*`, (route) => {
+      asked++;
+      // What a restarted host answers: it never heard of this run.
+      return route.continue({ url: `${root}/agui/runs/run-the-host-forgot-${Date.now()}/events` });
+    });
+    await open(page);
+    await send(page, MESSAGE);
+    await page.getByTestId("run-gone").waitFor({ timeout: TIMEOUT * 2 });
+    check(asked >= 1, "the UI never asked the host for the run again");
+    await waitState(page, "idle");
+    const shown = await page.evaluate(() => ({
+      header: document.querySelector('[data-testid="agent-state"]')?.textContent || "",
+      lost: document.querySelectorAll('[data-testid="connection-lost"]').length,
+      reconnect: document.querySelectorAll('[data-testid="reconnect"]').length,
+      footer: document.querySelector('[data-testid="run-gone"]')?.textContent || "",
+      carets: document.querySelectorAll("[data-streaming]").length,
+    }));
+    check(!/connection lost|offline/i.test(shown.header), `the header says "${shown.header}" for a run the host no longer knows`);
+    check(shown.lost === 0 && shown.reconnect === 0, `a run the host no longer knows reads as a lost connection: ${JSON.stringify(shown)}`);
+    check(/no longer knows this run/i.test(shown.footer) && /outcome is unknown/i.test(shown.footer), `the run's footer says: ${shown.footer}`);
+    check(shown.carets === 0, "a streaming caret is still on");
+    await shot(page, "19-run-gone.png");
+    await page.unroute(`${root}/agui`);
+    await page.unroute(`${root}/agui/runs/*/events*`);
+    await send(page, FOLLOWUP);
+    check((await waitRunEnd(page, 2)) === "finished", "the next message after a forgotten run was not answered");
+    log(`after ${asked} re-attach(es) answered 404: "Ready", the run ended on the host (outcome unknown), the next message answered`);
+    check(errors.length === 0, errors.join("; "));
+  } finally {
+    await context.close();
+  }
+}
+
 async function phoneFlow(browser) {
   for (const viewport of [
-    { width: 390, height: 800 },
+    { width: 390, height: 844 },
     { width: 360, height: 740 },
   ]) {
     const { context, page, errors } = await newPage(browser, { viewport });
@@ -641,8 +775,10 @@ async function phoneFlow(browser) {
       check((await waitRunEnd(page)) === "finished", "the run did not finish");
       await waitFinalInView(page);
       check360(await layout(), "after a run");
+      if (viewport.height >= 844) await waitExchangeInView(page, `${viewport.width}x${viewport.height}`);
       await shot(page, `09-phone-${viewport.width}.png`);
-      log(`${viewport.width}x${viewport.height}: header on one line, nothing wider than the screen, final answer in view`);
+      if (viewport.height >= 844 && EXPECT_DELEGATION) await checkArtifactViewer(page, "18-artifact-viewer-390.png");
+      log(`${viewport.width}x${viewport.height}: header on one line, nothing wider than the screen, final answer${viewport.height >= 844 ? " and the whole exchange" : ""} in view`);
       check(errors.length === 0, errors.join("; "));
     } finally {
       await context.close();
@@ -705,6 +841,110 @@ async function inputFlow(browser) {
   }
 }
 
+async function signinFlow(browser) {
+  if (!AUTH) throw new Skip("needs --auth-url (a host with auth.tokens), E2E_TOKEN and E2E_LOGIN_LINK");
+  const TOKEN = process.env.E2E_TOKEN;
+  const LINK = process.env.E2E_LOGIN_LINK;
+  check(TOKEN && LINK, "--auth-url needs E2E_TOKEN and E2E_LOGIN_LINK");
+  const signInShown = async (page, why) => {
+    const form = page.getByTestId("signin-form");
+    await form.waitFor({ timeout: 5000 }).catch(() => {
+      throw new Failure(`${why}: no sign-in page`);
+    });
+    const shown = await page.evaluate(() => ({
+      text: document.body.innerText,
+      type: document.querySelector('input[name="token"]')?.getAttribute("type"),
+      app: !!document.querySelector('[data-testid="composer-input"]'),
+    }));
+    check(shown.type === "password" && !shown.app, `${why}: the sign-in page has no token field: ${JSON.stringify(shown)}`);
+    check(!/^\s*[{[]/.test(shown.text) && !shown.text.includes('"error"') && !shown.text.includes("\\u003c"), `${why}: the page shows raw JSON: ${shown.text.slice(0, 200)}`);
+    return shown.text;
+  };
+  // Sign in with the token on the page; use the app; sign out.
+  {
+    const { context, page, errors } = await newPage(browser, { origin: AUTH });
+    try {
+      await page.goto(`${AUTH}/`, { waitUntil: "domcontentloaded" });
+      await signInShown(page, "/ without a session");
+      await shot(page, "13-signin.png");
+      await page.locator('input[name="token"]').fill("not-the-token-0123456789");
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByTestId("signin-error").waitFor();
+      check(/not valid/i.test(await page.getByTestId("signin-error").innerText()), "a wrong token: no error on the page");
+      await page.locator('input[name="token"]').fill(TOKEN);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByTestId("composer-input").waitFor();
+      check(new URL(page.url()).pathname === "/", `after signing in the browser is at ${page.url()}`);
+      const cookies = await context.cookies(AUTH);
+      const c = cookies.find((x) => x.name === "agentadaptor_session");
+      check(c && c.httpOnly && c.sameSite === "Strict", `session cookie ${JSON.stringify(cookies)}`);
+      await page.getByTestId("sign-out").waitFor();
+      await send(page, MESSAGE);
+      check((await waitRunEnd(page)) === "finished", "the signed-in run did not finish");
+      await waitFinalInView(page);
+      await shot(page, "14-signed-in.png");
+      await page.getByTestId("sign-out").click();
+      await signInShown(page, "after Sign out");
+      check(!(await context.cookies(AUTH)).some((x) => x.name === "agentadaptor_session"), "Sign out left the session cookie");
+      const stored = await page.evaluate(() => sessionStorage.length);
+      check(stored === 0, `Sign out left ${stored} items of the conversation in sessionStorage`);
+      // The revoked session, replayed, is refused by the host.
+      const replay = await page.request.get(`${AUTH}/session`, { headers: { Cookie: `${c.name}=${c.value}` } });
+      check(replay.status() === 401, `the revoked session cookie replayed: HTTP ${replay.status()}`);
+      await page.reload({ waitUntil: "domcontentloaded" });
+      await signInShown(page, "a reload after Sign out");
+      log("sign-in page -> wrong token refused -> token accepted -> run finished -> Sign out -> sign-in page");
+      check(errors.filter((e) => !/401/.test(e)).length === 0, errors.join("; "));
+    } finally {
+      await context.close();
+    }
+  }
+  // The one-time link signs in once; used again it leads to the sign-in page.
+  {
+    const { context, page } = await newPage(browser, { origin: AUTH });
+    try {
+      await page.goto(LINK, { waitUntil: "domcontentloaded" });
+      await page.getByTestId("composer-input").waitFor();
+      await page.getByTestId("sign-out").waitFor();
+      check(new URL(page.url()).pathname === "/", `the login link left the browser at ${page.url()}`);
+    } finally {
+      await context.close();
+    }
+    const again = await newPage(browser, { origin: AUTH });
+    try {
+      await again.page.goto(LINK, { waitUntil: "domcontentloaded" });
+      const text = await signInShown(again.page, "a used login link");
+      check(/already used or has expired/i.test(text) && !/restart/i.test(text), `a used login link says: ${text.slice(0, 300)}`);
+      await again.page.setViewportSize({ width: 390, height: 844 });
+      await shot(again.page, "15-signin-link-used-390.png");
+      await again.page.locator('input[name="token"]').fill(TOKEN);
+      await again.page.getByRole("button", { name: "Sign in" }).click();
+      await again.page.getByTestId("composer-input").waitFor();
+      await again.page.getByTestId("sign-out").waitFor();
+      for (const width of [390, 360]) {
+        await again.page.setViewportSize({ width, height: 844 });
+        const l = await again.page.evaluate(() => {
+          const bar = document.querySelector(".topbar").getBoundingClientRect();
+          const h1 = document.querySelector(".brand h1");
+          const parts = [".brand", '[data-testid="agent-state"]', '[data-testid="new-chat"]', '[data-testid="sign-out"]'].map((s) => document.querySelector(s).getBoundingClientRect());
+          return {
+            width: document.documentElement.scrollWidth,
+            titleClipped: h1.scrollWidth > h1.clientWidth,
+            overlap: parts.some((r, j) => j > 0 && r.left < parts[j - 1].right - 1),
+            oneLine: parts.every((r) => Math.abs(r.top + r.height / 2 - (bar.top + bar.height / 2)) < 8),
+          };
+        });
+        check(l.width <= width && l.oneLine && !l.overlap && !l.titleClipped, `at ${width} px the header with Sign out does not fit: ${JSON.stringify(l)}`);
+      }
+      await again.page.setViewportSize({ width: 390, height: 844 });
+      await shot(again.page, "16-signed-in-390.png");
+      log("the login link signed in once; used again it showed the sign-in page, whose token form signed in");
+    } finally {
+      await again.context.close();
+    }
+  }
+}
+
 // ---- main --------------------------------------------------------------------
 
 const all = {
@@ -714,8 +954,10 @@ const all = {
   stop: stopFlow,
   reload: reloadFlow,
   offline: offlineFlow,
+  gone: goneFlow,
   phone: phoneFlow,
   input: inputFlow,
+  signin: signinFlow,
 };
 const browser = await chromium.launch({
   executablePath: CHROMIUM,
@@ -732,7 +974,7 @@ const browser = await chromium.launch({
 });
 let passed = 0;
 let failed = 0;
-console.log(`e2e: ${root} (flows: ${FLOWS.join(", ")}; expect delegation: ${EXPECT_DELEGATION}; ask host: ${ASK ?? "none"}; screenshots: ${SHOTS})`);
+console.log(`e2e: ${root} (flows: ${FLOWS.join(", ")}; expect delegation: ${EXPECT_DELEGATION}; ask host: ${ASK ?? "none"}; auth host: ${AUTH ?? "none"}; screenshots: ${SHOTS})`);
 try {
   for (const name of FLOWS) {
     const fn = all[name];

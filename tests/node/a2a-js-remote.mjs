@@ -31,6 +31,11 @@
 //                   "Which city?"; the follow-up streams the Task snapshot
 //                   unchanged, working, a text artifact "booking" "Booked <answer>."
 //                   in two chunks, then TASK_STATE_COMPLETED "you answered: <answer>"
+//   contains "fail" working "Searching flights.", then TASK_STATE_FAILED
+//                   "No flights found: the airline is offline."
+//   contains "cancel" working "Holding the booking.", then the agent itself
+//                   ends the task TASK_STATE_CANCELED "The airline cancelled the
+//                   booking."
 //   otherwise       working "Thinking...", a text artifact "answer" in three
 //                   chunks (append, lastChunk), a data artifact "facts", then
 //                   TASK_STATE_COMPLETED "done"
@@ -46,8 +51,8 @@
 // --record DIR writes the wire traffic, byte for byte, for replay by Go tests
 // (internal/delegationtest/jsa2a.go): DIR/card.json and DIR/card-poll.json
 // (the base URL replaced by {{BASE}}) and, per scenario ("generic", "ask",
-// "poll", "early", "result"; a request about a task belonging to its task's
-// scenario), DIR/<scenario>/<NN>-<method>.request.json and
+// "failed", "canceled", "poll", "early", "result"; a request about a task
+// belonging to its task's scenario), DIR/<scenario>/<NN>-<method>.request.json and
 // DIR/<scenario>/<NN>-<method>.response.{sse,json}.
 import fs from 'node:fs';
 import http from 'node:http';
@@ -95,7 +100,10 @@ const scenarioOf = (text) => {
   for (const name of ['poll', 'early', 'result']) {
     if (text.includes(`[${name}]`)) return name;
   }
-  return text.includes('ask') ? 'ask' : 'generic';
+  if (text.includes('ask')) return 'ask';
+  if (text.includes('fail')) return 'failed';
+  if (text.includes('cancel')) return 'canceled';
+  return 'generic';
 };
 
 // Poll steps: the executor of a "[poll]" task publishes its next step only
@@ -175,6 +183,12 @@ class RemoteExecutor {
     } else if (scenario === 'ask') {
       bus.publish(status(taskId, contextId, TaskState.WORKING, 'Looking for flights.'));
       bus.publish(status(taskId, contextId, TaskState.INPUT_REQUIRED, 'Which city?'));
+    } else if (scenario === 'failed') {
+      bus.publish(status(taskId, contextId, TaskState.WORKING, 'Searching flights.'));
+      bus.publish(status(taskId, contextId, TaskState.FAILED, 'No flights found: the airline is offline.'));
+    } else if (scenario === 'canceled') {
+      bus.publish(status(taskId, contextId, TaskState.WORKING, 'Holding the booking.'));
+      bus.publish(status(taskId, contextId, TaskState.CANCELED, 'The airline cancelled the booking.'));
     } else {
       bus.publish(status(taskId, contextId, TaskState.WORKING, 'Thinking...'));
       const chunks = ['The capital ', 'of France ', 'is Paris.'];

@@ -3,7 +3,9 @@ import { AGENT_ID } from "./copilot";
 import type { ChatPhase } from "./model/reducer";
 import { Composer } from "./components/Composer";
 import { Transcript } from "./components/Transcript";
+import { fetchSession, type SessionInfo } from "./model/session";
 import { useBusy, useChatPhase, useChatState, useStore } from "./state/context";
+import { useEffect, useState } from "react";
 
 // [wide, narrow (phones)] labels of the conversation's state.
 const phaseLabel: Record<ChatPhase, [string, string]> = {
@@ -40,6 +42,7 @@ export function App() {
           <button type="button" className="btn-ghost" data-testid="new-chat" onClick={() => store.reset()} disabled={busy || !hasHistory}>
             New chat
           </button>
+          <SignOut />
         </div>
       </header>
       <Transcript>
@@ -48,5 +51,40 @@ export function App() {
         </footer>
       </Transcript>
     </div>
+  );
+}
+
+/** "Sign out", shown only when the host requires a token (auth.tokens). */
+function SignOut() {
+  const store = useStore();
+  const [info, setInfo] = useState<SessionInfo | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  useEffect(() => {
+    let live = true;
+    void fetchSession().then((s) => live && setInfo(s));
+    return () => {
+      live = false;
+    };
+  }, []);
+  if (!info?.authRequired) return null;
+  const signOut = async () => {
+    const err = await store.signOut();
+    if (err) setError(err);
+    else window.location.assign("/");
+  };
+  return (
+    <button
+      type="button"
+      className="btn-ghost sign-out"
+      data-testid="sign-out"
+      aria-label="Sign out"
+      title={error ?? (info.principal ? `Signed in as ${info.principal}` : undefined)}
+      onClick={() => void signOut()}
+    >
+      <span className="label-wide">{error ? "Sign out failed" : "Sign out"}</span>
+      <svg className="label-narrow icon" viewBox="0 0 20 20" width="16" height="16" aria-hidden="true">
+        <path d="M8 3H4v14h4M13 6l4 4-4 4M17 10H8" fill="none" stroke="currentColor" strokeWidth="1.8" strokeLinecap="round" strokeLinejoin="round" />
+      </svg>
+    </button>
   );
 }

@@ -386,6 +386,8 @@ describe("cancellation and interrupted streams", () => {
     const gone = reduce(before, { kind: "stream-ended", reason: "The host no longer knows this run.", gone: true });
     expect(run(gone, "run-cancel").connection?.gone).toBe(true);
     expect(reduce(gone, { kind: "reconnect", runId: "run-cancel" })).toBe(gone);
+    // The host answered: it is there, ready for a message (not "offline").
+    expect(chatPhase(gone, false, false)).toBe("idle");
   });
 });
 

@@ -125,6 +125,26 @@ describe("ChatStore", () => {
     expect(store.getState().entries.map((e) => e.kind)).toEqual(["user", "run"]);
   });
 
+  it("Sign out revokes the session at the host and forgets the conversation, even on pagehide", async () => {
+    const { store, storage } = setup();
+    await store.send("hi");
+    const calls: Array<{ url: string; method?: string }> = [];
+    vi.stubGlobal("fetch", async (url: string, init: RequestInit) => {
+      calls.push({ url, method: init.method });
+      return calls.length === 1 ? new Response(null, { status: 403 }) : new Response(null, { status: 204 });
+    });
+    expect(await store.signOut()).toBe("The host answered HTTP 403.");
+    expect(load(storage)?.state.entries).toHaveLength(2); // refused: nothing forgotten
+    expect(await store.signOut()).toBeUndefined();
+    expect(calls).toEqual([
+      { url: "/logout", method: "POST" },
+      { url: "/logout", method: "POST" },
+    ]);
+    store.leave(); // pagehide while the browser goes to the sign-in page
+    expect(load(storage)).toBeUndefined();
+    expect(loadResume(storage)).toBeUndefined();
+  });
+
   it("a reloaded page (a new store on the same storage) keeps the new thread", async () => {
     const { store, storage } = setup();
     await store.send("hi");

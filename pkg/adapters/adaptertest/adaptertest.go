@@ -212,6 +212,14 @@ func testMCPProfile(t *testing.T, h Harness) {
 	}
 	var profile strings.Builder
 	profile.WriteString(argv)
+	tokenByValue := false
+	if cp, ok := inv.Conversation.(ConversationProfile); ok {
+		// What the child receives over the conversation (never argv or a
+		// file) may carry the token itself: the pipe is the run's own.
+		p := cp.MCPProfile()
+		profile.WriteString("\x00" + p)
+		tokenByValue = strings.Contains(p, secretValue)
+	}
 	for _, dir := range []string{req.TempDir, req.WorkDir} {
 		_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
@@ -233,9 +241,20 @@ func testMCPProfile(t *testing.T, h Harness) {
 			t.Errorf("MCP server %q does not reach the adapter's profile (argv or per-run files)", key)
 		}
 	}
-	if !strings.Contains(profile.String(), "CONF_TOKEN") {
+	if !strings.Contains(profile.String(), "CONF_TOKEN") && !tokenByValue {
 		t.Errorf("the bearer token variable name CONF_TOKEN does not reach the profile: the CLI could not authenticate")
 	}
+}
+
+// ConversationProfile is implemented by the [agentadaptor.Conversation] of
+// an adapter that hands the run's MCP set to its child over the
+// conversation rather than on argv or in a file (the ACP adapter sends it
+// in session/new): MCPProfile returns what the child will receive about
+// the MCP servers. The suite then checks it like a per-run file, except
+// that it may hold the bearer token's value, which travels over the run's
+// own stdin pipe only.
+type ConversationProfile interface {
+	MCPProfile() string
 }
 
 // injector is a RuntimeServiceManager that injects an MCP server (Option A).

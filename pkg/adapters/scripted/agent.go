@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,6 +32,15 @@ const AgentEnv = "AGENTADAPTOR_SCRIPTED_AGENT"
 // tool call id with every MCP tools/call, as Claude Code sends
 // "claudecode/toolUseId" and Codex "callId".
 const MetaToolCallID = "agentadaptor/toolCallId"
+
+// mcpProtocolVersion is the MCP version the agent asks for in initialize.
+// The MCP SDK's newer default first probes the server with server/discover,
+// which real CLIs do not send and a stateful streamable-HTTP server (the
+// host's) answers by creating a session and throwing it away: one more
+// request, session and decode for the host on every run. Asking for the
+// version the host negotiates anyway opens the session as Claude Code and
+// Codex do (initialize, notifications/initialized, tools/list).
+const mcpProtocolVersion = "2025-11-25"
 
 // MaybeRunAgent runs the scripted agent and exits the process if the current
 // process was started by the scripted adapter (AgentEnv=1). Call it first
@@ -93,7 +103,7 @@ func RunAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 1
 		}
 		start = st.Next
-		a.lastResult = st.LastResult
+		a.lastResult, a.lastResults = st.LastResult, st.LastResults
 		a.turn = st.Turn + 1
 		if start >= len(sc.Steps) && sc.Repeat {
 			start = 0
@@ -126,7 +136,10 @@ type agent struct {
 	msgN       int
 	lastText   string
 	lastResult *ResultData
-	words      int64
+	// lastResults are the results of the last call or parallel step, in
+	// the listed order (TemplateData.Results).
+	lastResults []ResultData
+	words       int64
 	// turn counts the turns of the session (0 for the first); it keeps the
 	// message and tool call ids of a resumed turn distinct from earlier ones.
 	turn int
@@ -139,9 +152,10 @@ type connected struct {
 }
 
 type sessionState struct {
-	Next       int         `json:"next"`
-	LastResult *ResultData `json:"last_result,omitempty"`
-	Turn       int         `json:"turn,omitempty"`
+	Next        int          `json:"next"`
+	LastResult  *ResultData  `json:"last_result,omitempty"`
+	LastResults []ResultData `json:"last_results,omitempty"`
+	Turn        int          `json:"turn,omitempty"`
 }
 
 func (a *agent) write(l line) {
@@ -168,7 +182,7 @@ func (a *agent) saveState(next int) {
 		fmt.Fprintln(a.stderr, "scripted-agent: saving session:", err)
 		return
 	}
-	data, _ := json.Marshal(sessionState{Next: next, LastResult: a.lastResult, Turn: a.turn})
+	data, _ := json.Marshal(sessionState{Next: next, LastResult: a.lastResult, LastResults: a.lastResults, Turn: a.turn})
 	if err := os.WriteFile(a.statePath(), data, 0o600); err != nil {
 		fmt.Fprintln(a.stderr, "scripted-agent: saving session:", err)
 	}
@@ -238,7 +252,7 @@ func (a *agent) connectOne(ctx context.Context, name string, srv mcpServer) (*co
 	default:
 		return nil, fmt.Errorf("unknown server type %q", srv.Type)
 	}
-	sess, err := client.Connect(ctx, transport, nil)
+	sess, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: mcpProtocolVersion})
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +291,10 @@ func (a *agent) run(ctx context.Context, start int) int {
 				return 130
 			}
 		case StepCall:
-			a.call(ctx, i, st.Call)
+			res := a.finishCall(ctx, a.startCall(a.id("call", i), st.Call))
+			a.lastResult, a.lastResults = res, []ResultData{*res}
+		case StepParallel:
+			a.parallel(ctx, i, st.Parallel)
 		case StepArtifact:
 			a.write(line{Type: lineArtifact, Name: a.render("artifact name", st.Artifact.Name), MimeType: st.Artifact.MimeType,
 				Text: a.render("artifact text", st.Artifact.Text)})
@@ -314,7 +331,7 @@ func (a *agent) render(what, text string) string {
 	if err != nil {
 		return fmt.Sprintf("(could not render %s: %v)", what, err)
 	}
-	data := TemplateData{Prompt: a.prompt}
+	data := TemplateData{Prompt: a.prompt, Results: a.lastResults}
 	if a.lastResult != nil {
 		data.ResultData = *a.lastResult
 	}
@@ -390,8 +407,16 @@ func chunks(text string) []string {
 	return out
 }
 
-func (a *agent) call(ctx context.Context, step int, c *CallStep) {
-	id := a.id("call", step)
+// pendingCall is a tool call whose tool_call line is written and whose
+// tools/call is still to be made.
+type pendingCall struct {
+	id, server, tool string
+	args             map[string]any
+}
+
+// startCall renders c's args, resolves its server and writes its tool_call
+// line.
+func (a *agent) startCall(id string, c *CallStep) *pendingCall {
 	server, tool := a.resolve(c.Tool)
 	callArgs := c.Args
 	if callArgs != nil {
@@ -403,9 +428,64 @@ func (a *agent) call(ctx context.Context, step int, c *CallStep) {
 		args = []byte("{}")
 	}
 	a.write(line{Type: lineToolCall, ID: id, Name: tool, Server: server, Args: args})
-	res := a.doCall(ctx, id, server, tool, callArgs)
-	a.lastResult = res
-	a.write(line{Type: lineToolResult, ID: id, Content: res.Text, Structured: res.JSON, IsError: res.IsError})
+	return &pendingCall{id: id, server: server, tool: tool, args: callArgs}
+}
+
+// finishCall makes the tools/call and writes its tool_result line. It is
+// safe to run for several calls at once (a parallel step).
+func (a *agent) finishCall(ctx context.Context, c *pendingCall) *ResultData {
+	res := a.doCall(ctx, c.id, c.server, c.tool, c.args)
+	var structured json.RawMessage
+	if res.JSON != nil {
+		structured, _ = json.Marshal(res.JSON)
+	}
+	a.write(line{Type: lineToolResult, ID: c.id, Content: res.Text, Structured: structured, IsError: res.IsError})
+	return res
+}
+
+// parallel runs the steps of a parallel step at once and returns when all
+// have ended. The tool_call lines come first, in the listed order (as a
+// model's message lists its tool uses), with ids <call id of the step>.<j>;
+// the tool_result lines come as the calls end. The last result becomes all
+// the calls' results, in the listed order (see ResultData).
+func (a *agent) parallel(ctx context.Context, step int, steps []Step) {
+	base := a.id("call", step)
+	calls := make([]*pendingCall, len(steps))
+	n := 0
+	for j, st := range steps {
+		if st.Kind == StepCall {
+			calls[j] = a.startCall(base+"."+strconv.Itoa(j), st.Call)
+			n++
+		}
+	}
+	results := make([]*ResultData, len(steps))
+	var wg sync.WaitGroup
+	for j, st := range steps {
+		switch st.Kind {
+		case StepCall:
+			wg.Go(func() { results[j] = a.finishCall(ctx, calls[j]) })
+		case StepSleep:
+			wg.Go(func() {
+				t := time.NewTimer(st.Sleep)
+				defer t.Stop()
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if n == 0 {
+		return
+	}
+	a.lastResults = make([]ResultData, 0, n)
+	for _, r := range results {
+		if r != nil {
+			a.lastResults = append(a.lastResults, *r)
+		}
+	}
+	a.lastResult = combineResults(a.lastResults)
 }
 
 // resolve finds which server offers tool (bare or mcp__server__tool).

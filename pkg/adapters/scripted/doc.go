@@ -31,8 +31,10 @@
 //	call: {tool: NAME, args: {...}}  MCP tools/call of NAME on whichever server offers it
 //	                                 (bare name or mcp__<server>__<tool>)
 //	say_result: TEMPLATE             text from the last tool result: {{.Text}},
-//	                                 {{.JSON.field}}, {{.IsError}}, and {{.Prompt}}
+//	                                 {{.JSON.field}}, {{.IsError}}, {{.Results}} and {{.Prompt}}
 //	sleep: DURATION                  e.g. 500ms
+//	parallel: [STEP, ...]            call and sleep steps run at once; the step ends
+//	                                 when all of them have
 //	artifact: {name, mime_type, text}  publish an artifact (remote side)
 //	ask: TEXT                        ask the user and end the turn as input_required;
 //	                                 the next turn of the session resumes after it
@@ -43,6 +45,16 @@
 // when they contain "{{". {{.Prompt}} is this turn's prompt (the user's
 // message, or the answer to an `ask`); {{.Text}}, {{.JSON.field}} and
 // {{.IsError}} are the last tool result's.
+//
+// A parallel step makes its tools/call requests at once, as a model's
+// message with several tool uses does: the tool_call lines come first, in
+// the listed order, with ids "<the step's call id>.<index in the list>";
+// each tool_result line comes when its call ends. After it, the last
+// result is all the calls' results in the listed order, whatever order
+// they ended in: {{.Text}} their texts joined by newlines, {{.JSON}} the
+// list of their JSON values, {{.IsError}} true when any is an error, and
+// {{.Results}} each one ({{range .Results}}{{.JSON.summary}}{{end}}).
+// {{.Results}} after a single call holds that one result.
 //
 // Turns: a session's next turn (--resume) continues after the steps of the
 // previous one: after an `ask`, or, when every step has run, nowhere (no step

@@ -2,8 +2,10 @@ package scripted
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -35,6 +37,9 @@ type Step struct {
 	Artifact  *ArtifactStep `json:"artifact,omitempty"`
 	Ask       string        `json:"ask,omitempty"`
 	Fail      string        `json:"fail,omitempty"`
+	// Parallel holds the steps of a `parallel:` step (call and sleep steps
+	// only), run at once; the step ends when all of them have.
+	Parallel []Step `json:"parallel,omitempty"`
 }
 
 // CallStep calls an MCP tool by name on whichever MCP server of the run offers
@@ -61,9 +66,15 @@ const (
 	StepArtifact  = "artifact"
 	StepAsk       = "ask"
 	StepFail      = "fail"
+	StepParallel  = "parallel"
 )
 
-var stepKinds = []string{StepSay, StepCall, StepSayResult, StepSleep, StepArtifact, StepAsk, StepFail}
+var stepKinds = []string{StepSay, StepCall, StepSayResult, StepSleep, StepArtifact, StepAsk, StepFail, StepParallel}
+
+// parallelKinds are the steps a `parallel:` step may hold: the ones that
+// wait (for a tool result, for time) and write nothing but their own
+// tool_call and tool_result lines, so running them at once is well defined.
+var parallelKinds = []string{StepCall, StepSleep}
 
 // ScenarioError reports an invalid scenario: the file, the 0-based index of
 // the step (-1 for the document as a whole), the source line when known, and
@@ -157,7 +168,12 @@ func ParseScenario(name string, data []byte) (*Scenario, error) {
 	for i, n := range list.Content {
 		st, err := parseStep(n)
 		if err != nil {
-			return nil, fail(i, n.Line, "%v", err)
+			line := n.Line
+			var le *lineError
+			if errors.As(err, &le) {
+				line = le.line
+			}
+			return nil, fail(i, line, "%v", err)
 		}
 		sc.Steps = append(sc.Steps, st)
 	}
@@ -227,10 +243,54 @@ func parseStep(n *yaml.Node) (Step, error) {
 			}
 			st.Artifact = &a
 		}
+	case StepParallel:
+		st.Parallel, err = parseParallel(v)
 	default:
 		return Step{}, fmt.Errorf("unknown step %q (want one of %s)", k.Value, strings.Join(stepKinds, ", "))
 	}
 	return st, err
+}
+
+// lineError is an error in a step nested in a `parallel:` step, with that
+// step's source line.
+type lineError struct {
+	line int
+	err  error
+}
+
+func (e *lineError) Error() string { return e.err.Error() }
+
+// parseParallel parses the list of a `parallel:` step: at least one step,
+// each a call or a sleep.
+func parseParallel(v *yaml.Node) ([]Step, error) {
+	if v.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("parallel wants a list of %s steps, got %s", strings.Join(parallelKinds, " or "), nodeKind(v))
+	}
+	if len(v.Content) == 0 {
+		return nil, fmt.Errorf("parallel has no steps: give it a list of %s steps", strings.Join(parallelKinds, " or "))
+	}
+	out := make([]Step, 0, len(v.Content))
+	for j, n := range v.Content {
+		bad := func(format string, args ...any) error {
+			return &lineError{n.Line, fmt.Errorf("parallel item %d: "+format, append([]any{j}, args...)...)}
+		}
+		if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
+			return nil, bad("a step is a mapping with exactly one of %s", strings.Join(parallelKinds, ", "))
+		}
+		switch kind := n.Content[0].Value; {
+		case slices.Contains(parallelKinds, kind):
+		case slices.Contains(stepKinds, kind):
+			return nil, bad("%s cannot run in parallel (parallel holds %s steps; put it before or after the parallel step)", kind, strings.Join(parallelKinds, " and "))
+		default:
+			return nil, bad("unknown step %q (want %s)", kind, strings.Join(parallelKinds, " or "))
+		}
+		st, err := parseStep(n)
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 func decodeStrict(v *yaml.Node, into any, fields ...string) error {
@@ -266,6 +326,13 @@ func nodeKind(n *yaml.Node) string {
 // ResultData is the last tool result as templates see it: its text, its
 // structured content (or the text parsed as JSON) and whether it was an
 // error. Example: "The remote agent said: {{.JSON.summary}}".
+//
+// After a `parallel:` step the last result is that of all its calls
+// together, in the order the calls are listed (not the order they
+// finished): Text is their texts joined by newlines, JSON the list of
+// their JSON values, IsError true when any of them is an error; each one
+// is in [TemplateData.Results]. A parallel step without calls leaves the
+// last result as it was.
 type ResultData struct {
 	Text    string
 	JSON    any
@@ -274,13 +341,31 @@ type ResultData struct {
 
 // TemplateData is what the templates of a scenario see: Prompt is this
 // turn's prompt (for a chat, the user's message; for an answer to `ask`, the
-// answer), and the fields of [ResultData] are the last tool result's.
+// answer), the fields of [ResultData] are the last tool result's, and
+// Results lists the results of the last `call` (one) or `parallel` step
+// (one per call, in the listed order).
 // say_result is always a template; say, ask, artifact name and text, and the
 // string values of call args are templates when they contain "{{".
-// Example: `call: {tool: delegate_to_agent, args: {objective: "{{.Prompt}}"}}`.
+// Example: `call: {tool: delegate_to_agent, args: {objective: "{{.Prompt}}"}}`;
+// after a parallel step, `{{range .Results}}{{.JSON.summary}}{{"\n"}}{{end}}`.
 type TemplateData struct {
 	Prompt string
 	ResultData
+	Results []ResultData
+}
+
+// combineResults is the last result after a parallel step's calls (see
+// [ResultData]).
+func combineResults(rs []ResultData) *ResultData {
+	out := &ResultData{}
+	texts := make([]string, len(rs))
+	list := make([]any, len(rs))
+	for i, r := range rs {
+		texts[i], list[i] = r.Text, r.JSON
+		out.IsError = out.IsError || r.IsError
+	}
+	out.Text, out.JSON = strings.Join(texts, "\n"), list
+	return out
 }
 
 func parseResultTemplate(s string) (*template.Template, error) {

@@ -14,6 +14,7 @@ func TestParseScenario(t *testing.T) {
 		{"list", "- say: hi\n- sleep: 10ms\n- call: {tool: whoami, args: {a: 1}}\n- say_result: \"{{.JSON.x}}\"\n- artifact: {name: n.md, text: t}\n- ask: why?\n- fail: boom\n"},
 		{"steps mapping", "stream_delay: 5ms\nsteps:\n  - say: hi\n"},
 		{"json", `[{"say":"hi"},{"call":{"tool":"t"}}]`},
+		{"parallel", "- parallel:\n    - call: {tool: a, args: {n: \"{{.Prompt}}\"}}\n    - sleep: 1ms\n    - call: {tool: b}\n- say_result: \"{{range .Results}}{{.Text}}{{end}}\"\n"},
 		{"repeat and templates", "repeat: true\nsteps:\n  - say: \"{{.Prompt}}\"\n  - call: {tool: t, args: {a: [\"{{.Prompt}}\"]}}\n"},
 	}
 	for _, tt := range good {
@@ -48,6 +49,15 @@ func TestParseScenario(t *testing.T) {
 		{"artifact without name", "- artifact: {text: t}\n", 0, "missing name"},
 		{"not a list", "say: hi\n", -1, "unknown top-level field"},
 		{"empty", "[]\n", -1, "no steps"},
+		{"parallel not a list", "- parallel: {call: {tool: t}}\n", 0, "parallel wants a list of call or sleep steps, got a mapping"},
+		{"parallel empty", "- say: hi\n- parallel: []\n", 1, "parallel has no steps"},
+		{"parallel say", "- parallel:\n    - call: {tool: t}\n    - say: hi\n", 0, "parallel item 1: say cannot run in parallel"},
+		{"parallel nested", "- parallel:\n    - parallel: [{call: {tool: t}}]\n", 0, "parallel item 0: parallel cannot run in parallel"},
+		{"parallel ask", "- parallel: [{ask: why}]\n", 0, "ask cannot run in parallel"},
+		{"parallel unknown", "- parallel: [{shout: hi}]\n", 0, `parallel item 0: unknown step "shout" (want call or sleep)`},
+		{"parallel two keys", "- parallel: [{call: {tool: t}, sleep: 1s}]\n", 0, "parallel item 0: a step is a mapping with exactly one of call, sleep"},
+		{"parallel bad call", "- parallel:\n    - call: {tool: t}\n    - call: {args: {a: 1}}\n", 0, "parallel item 1: call is missing tool"},
+		{"parallel bad sleep", "- parallel: [{sleep: soon}]\n", 0, "parallel item 0: sleep \"soon\" is not a duration"},
 		{"not yaml", "- say: [\n", -1, "not valid YAML"},
 	}
 	for _, tt := range bad {
@@ -64,6 +74,19 @@ func TestParseScenario(t *testing.T) {
 				t.Errorf("error does not name the file: %v", err)
 			}
 		})
+	}
+}
+
+// An error in a step inside parallel names the parallel step's index and
+// the nested step's own line.
+func TestParallelErrorLine(t *testing.T) {
+	_, err := scripted.ParseScenario("s.yaml", []byte("- say: hi\n- parallel:\n    - call: {tool: t}\n    - call: {tool: \"\"}\n"))
+	var se *scripted.ScenarioError
+	if !errors.As(err, &se) || se.Step != 1 || se.Line != 4 {
+		t.Fatalf("err = %#v, want step 1 at line 4", err)
+	}
+	if want := "scenario s.yaml:4: step 1: parallel item 1: call is missing tool"; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %q, want it to start with %q", err, want)
 	}
 }
 

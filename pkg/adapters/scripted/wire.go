@@ -17,7 +17,9 @@ type line struct {
 	Server     string          `json:"server,omitempty"`
 	Args       json.RawMessage `json:"args,omitempty"`
 	Content    string          `json:"content,omitempty"`
-	Structured any             `json:"structured,omitempty"`
+	// Structured is kept as JSON text: the host's parser never looks
+	// into it, so decoding it would only make garbage.
+	Structured json.RawMessage `json:"structured,omitempty"`
 	IsError    bool            `json:"is_error,omitempty"`
 	MimeType   string          `json:"mime_type,omitempty"`
 	Output     string          `json:"output,omitempty"`

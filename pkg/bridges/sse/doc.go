@@ -40,7 +40,7 @@
 // the CORS preflight), 400 for a wrong Content-Type, a body that is not a
 // RunAgentInput, no user message or no text in it, 413 for a body over
 // [WithMaxRequestBytes] (default 1 MiB), 403 for a disallowed Origin, 409
-// for a runId that is still active.
+// for a runId of the same principal that is still active.
 //
 // # Response
 //
@@ -49,10 +49,12 @@
 // "id: N\ndata: JSON\n\n" with N counting 1, 2, 3, ... per run. The first
 // frame (RUN_STARTED) is flushed at once, later ones as soon as no further
 // payload is waiting (at least every 32 payloads); ": keep-alive" comments
-// are written every [WithKeepAlive] period. The runId in RUN_STARTED (and the
-// key in the handler's [Registry]) is the client's runId when it sent one,
-// else the SDK's RunID; threadId is the client's threadId (when the client
-// sent none: "thread-" + runId, and the run gets no session key).
+// are written every [WithKeepAlive] period. The runId in RUN_STARTED is the
+// client's runId when it sent one, else the SDK's RunID; threadId is the client's threadId (when the client
+// sent none: "thread-" + runId, and the run gets no session key). The
+// handler's [Registry] keeps the run under [RunKey]: that runId in the
+// namespace of the request's principal ([WithOwner]), so principals never
+// see or block each other's runIds.
 //
 // A run that cannot start (SDK.Start fails, e.g. with a *StartError) still
 // gets a complete stream: RUN_STARTED then RUN_ERROR whose code is the typed

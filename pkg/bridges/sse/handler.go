@@ -56,9 +56,11 @@ func NewHandler(sdk *agentadaptor.SDK, opts ...Option) *Handler {
 func (h *Handler) Registry() *Registry { return h.cfg.registry }
 
 // CancelHandler is [Registry.CancelHandler] behind the handler's CORS policy
-// (preflight included), for POST /agui/runs/{runId}/cancel.
+// (preflight included), for POST /agui/runs/{runId}/cancel. The runId is
+// looked up in the caller's namespace ([WithOwner], [RunKey]): another
+// principal's run with that runId is not found (404).
 func (h *Handler) CancelHandler() http.Handler {
-	inner := h.cfg.registry.CancelHandler()
+	inner := h.cfg.registry.cancelHandler(func(r *http.Request, runID string) string { return RunKey(h.principal(r), runID) })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.cors(w, r) {
 			return
@@ -67,16 +69,16 @@ func (h *Handler) CancelHandler() http.Handler {
 			h.preflight(w, r)
 			return
 		}
-		if h.cfg.owner != nil {
-			id := r.PathValue("runId")
-			if owner, ok := h.cfg.registry.Owner(id); ok && owner != h.cfg.owner(r) {
-				// Another principal's run is none of this caller's business.
-				writeError(w, http.StatusNotFound, "run_not_found", fmt.Sprintf("no active run %q (it may have ended already)", id))
-				return
-			}
-		}
 		inner.ServeHTTP(w, r)
 	})
+}
+
+// principal is the principal r acts for ("" without [WithOwner]).
+func (h *Handler) principal(r *http.Request) string {
+	if h.cfg.owner == nil {
+		return ""
+	}
+	return h.cfg.owner(r)
 }
 
 // ServeHTTP implements http.Handler.
@@ -108,15 +110,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	runID, owner := in.RunID, ""
-	if h.cfg.owner != nil {
-		owner = h.cfg.owner(r)
+	// A client's runId lives in its principal's namespace: another
+	// principal's run with the same runId is neither seen nor in the way.
+	runID, owner := in.RunID, h.principal(r)
+	key := ""
+	if runID != "" {
+		key = RunKey(owner, runID)
 	}
-	if k, ok := h.cfg.subagents.(RunIDKeeper); ok && runID != "" && k.RunIDInUse(runID) {
+	if k, ok := h.cfg.subagents.(RunIDKeeper); ok && key != "" && k.RunIDInUse(key) {
 		writeError(w, http.StatusConflict, "run_id_in_use", fmt.Sprintf("run %q is retained for reconnects: send a new runId for a new run", runID))
 		return
 	}
-	if err := h.cfg.registry.admit(runID, owner, h.cfg.maxActive); err != nil {
+	if err := h.cfg.registry.admit(key, h.cfg.maxActive); err != nil {
 		if errors.Is(err, ErrTooManyRuns) {
 			w.Header().Set("Retry-After", "5")
 			writeError(w, http.StatusTooManyRequests, "too_many_runs", fmt.Sprintf("the host already runs %d chats, its max_active_runs; retry later", h.cfg.maxActive))
@@ -142,18 +147,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if started != nil {
 			started("", nil, err)
 		}
-		h.cfg.registry.abandon(runID)
+		h.cfg.registry.abandon(key)
 		h.startFailed(w, in.ThreadID, runID, err)
 		return
 	}
-	admitted := runID
+	admitted := key
 	if runID == "" {
 		runID = handle.RunID()
+		key = RunKey(owner, runID)
 	}
 	if started != nil {
 		started(runID, handle, nil)
 	}
-	h.cfg.registry.attach(admitted, runID, owner, handle)
+	h.cfg.registry.attach(admitted, key, handle)
 	if h.cfg.onRunStart != nil {
 		h.cfg.onRunStart(runID, handle)
 	}

@@ -19,8 +19,8 @@ import (
 // skips these checks silently.
 func nodeEnv(t *testing.T) string {
 	t.Helper()
-	root, err := testenv.NodePackages("@ag-ui/core")
-	testenv.Require(t, "node and @ag-ui/core", err)
+	root, err := testenv.NodePackages(testenv.AGUIPackages()...)
+	testenv.Require(t, "node and the @ag-ui packages", err)
 	return root
 }
 

@@ -143,7 +143,7 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 // (implemented by pkg/bridges/subagentstream.Hub). ServeRun owns w until it
 // returns: it writes the SSE headers and frames and decides what a client
 // disconnect does to the run. threadID and runID are the AG-UI ids of the
-// stream.
+// stream; the run's key is [RunKey] of the request's principal and runID.
 type SubagentBus interface {
 	ServeRun(w http.ResponseWriter, r *http.Request, h *agentadaptor.RunHandle, threadID, runID string)
 }
@@ -153,8 +153,10 @@ type SubagentBus interface {
 func WithSubagentBus(m SubagentBus) Option { return func(c *config) { c.subagents = m } }
 
 // WithOwner names the principal a request acts for (e.g. from the host's
-// authentication): each run records the principal that started it
-// ([Registry.Owner]), and the cancel route answers 404 to everyone else.
+// authentication): runIds are namespaced per principal ([RunKey]). Each run
+// belongs to the principal that started it ([Registry.Owner]); another
+// principal may start a run of its own with the same runId (no 409), and
+// the cancel route does not find a run of another principal (404).
 // Scope session keys per principal with [WithSessionKeyFunc] too.
 func WithOwner(f func(*http.Request) string) Option { return func(c *config) { c.owner = f } }
 
@@ -174,10 +176,12 @@ type RunHook func(r *http.Request) (opts []agentadaptor.RunOption, started func(
 func WithRunHook(f RunHook) Option { return func(c *config) { c.runHook = f } }
 
 // RunIDKeeper is implemented by a [SubagentBus] that keeps ended runs for
-// reconnects: a client-chosen runId it still retains is refused with 409,
-// so that a retained stream is never replaced by another run.
+// reconnects: a client-chosen runId it still retains in the client's
+// namespace is refused with 409, so that a retained stream is never
+// replaced by another run. key is the run key ([RunKey]) of the principal's
+// runId.
 type RunIDKeeper interface {
-	RunIDInUse(runID string) bool
+	RunIDInUse(key string) bool
 }
 
 // WithoutStreaming stops the handler from adding agentadaptor.WithStreaming()

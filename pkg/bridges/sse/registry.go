@@ -23,28 +23,29 @@ var ErrRunIDInUse = errors.New("sse: a run with that runId is already active")
 // [WithMaxActiveRuns] limit.
 var ErrTooManyRuns = errors.New("sse: too many active runs")
 
-// Registry tracks a handler's active runs by AG-UI runId (the runId of the
-// stream's RUN_STARTED: the client's runId when it sent one, else the SDK's
-// RunID), so the host can cancel them from another request. A run is removed
+// Registry tracks a handler's active runs by run key ([RunKey]: the AG-UI
+// runId of the stream's RUN_STARTED — the client's runId when it sent one,
+// else the SDK's RunID — within the namespace of the principal that started
+// it), so the host can cancel them from another request. A run is removed
 // when it ends. Share one Registry between handlers with [WithRegistry].
 // It is safe for concurrent use.
 type Registry struct {
 	mu       sync.Mutex
-	runs     map[string]*agentadaptor.RunHandle // nil value: reserved, not started yet
-	owners   map[string]string                  // runId -> principal that started it
+	runs     map[string]*agentadaptor.RunHandle // by run key; nil value: reserved, not started yet
 	starting int                                // admitted runs without a client runId, not attached yet
 }
 
 // NewRegistry returns an empty Registry.
 func NewRegistry() *Registry {
-	return &Registry{runs: map[string]*agentadaptor.RunHandle{}, owners: map[string]string{}}
+	return &Registry{runs: map[string]*agentadaptor.RunHandle{}}
 }
 
-// Lookup returns the active run with the given AG-UI runId. A run that has
-// ended is not active, even in the moment before the registry forgets it.
-func (r *Registry) Lookup(runID string) (*agentadaptor.RunHandle, bool) {
+// Lookup returns the active run with the given run key ([RunKey]; the
+// AG-UI runId itself without a principal). A run that has ended is not
+// active, even in the moment before the registry forgets it.
+func (r *Registry) Lookup(key string) (*agentadaptor.RunHandle, bool) {
 	r.mu.Lock()
-	h := r.runs[runID]
+	h := r.runs[key]
 	r.mu.Unlock()
 	if h == nil {
 		return nil, false
@@ -57,15 +58,16 @@ func (r *Registry) Lookup(runID string) (*agentadaptor.RunHandle, bool) {
 	}
 }
 
-// Owner returns the principal that started the active run runID (see
-// [WithOwner]; "" without one).
-func (r *Registry) Owner(runID string) (string, bool) {
+// Owner returns the principal that started the active (or reserved) run
+// with this run key (see [WithOwner]; "" without one).
+func (r *Registry) Owner(key string) (string, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.runs[runID]; !ok {
+	if _, ok := r.runs[key]; !ok {
 		return "", false
 	}
-	return r.owners[runID], true
+	owner, _ := SplitRunKey(key)
+	return owner, true
 }
 
 // Len returns the number of active (or reserved, or starting) runs.
@@ -75,72 +77,69 @@ func (r *Registry) Len() int {
 	return len(r.runs) + r.starting
 }
 
-// admit claims a place for a new run: runID (when the client chose one)
+// admit claims a place for a new run: key (when the client chose a runId)
 // is reserved, and the run counts against max (0: no limit) until it is
 // attached or abandoned.
-func (r *Registry) admit(runID, owner string, max int) error {
+func (r *Registry) admit(key string, max int) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if runID != "" {
-		if _, taken := r.runs[runID]; taken {
-			return fmt.Errorf("%w: %q", ErrRunIDInUse, runID)
+	if key != "" {
+		if _, taken := r.runs[key]; taken {
+			return fmt.Errorf("%w: %q", ErrRunIDInUse, key)
 		}
 	}
 	if max > 0 && len(r.runs)+r.starting >= max {
 		return fmt.Errorf("%w: %d runs are active, the limit is %d", ErrTooManyRuns, len(r.runs)+r.starting, max)
 	}
-	if runID == "" {
+	if key == "" {
 		r.starting++
 		return nil
 	}
-	r.runs[runID] = nil
-	r.owners[runID] = owner
+	r.runs[key] = nil
 	return nil
 }
 
 // abandon drops an admission whose run did not start.
-func (r *Registry) abandon(runID string) {
+func (r *Registry) abandon(key string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if runID == "" {
+	if key == "" {
 		r.starting--
 		return
 	}
-	if r.runs[runID] == nil {
-		delete(r.runs, runID)
-		delete(r.owners, runID)
+	if r.runs[key] == nil {
+		delete(r.runs, key)
 	}
 }
 
-// Cancel cancels the run with the given runId and waits until it has ended
-// or ctx ends (see [agentadaptor.RunHandle.Cancel]). It returns
-// [ErrRunNotFound] when no such run is active.
-func (r *Registry) Cancel(ctx context.Context, runID string) error {
-	h, ok := r.Lookup(runID)
+// Cancel cancels the run with the given run key ([RunKey]; the AG-UI runId
+// itself without a principal) and waits until it has ended or ctx ends (see
+// [agentadaptor.RunHandle.Cancel]). It returns [ErrRunNotFound] when no
+// such run is active.
+func (r *Registry) Cancel(ctx context.Context, key string) error {
+	h, ok := r.Lookup(key)
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrRunNotFound, runID)
+		return fmt.Errorf("%w: %q", ErrRunNotFound, key)
 	}
 	return h.Cancel(ctx)
 }
 
-// attach records the started run under runID and starts a watcher
+// attach records the started run under key and starts a watcher
 // goroutine, owned by the registry, that removes the entry when the run
 // ends; the goroutine lives exactly as long as the run. admitted is the
-// runId the run was admitted with ("" when the runId is the SDK's).
-func (r *Registry) attach(admitted, runID, owner string, h *agentadaptor.RunHandle) {
+// key the run was admitted with ("" when the runId is the SDK's).
+func (r *Registry) attach(admitted, key string, h *agentadaptor.RunHandle) {
 	r.mu.Lock()
 	if admitted == "" {
 		r.starting--
 	}
-	r.runs[runID] = h
-	r.owners[runID] = owner
+	r.runs[key] = h
 	r.mu.Unlock()
 	go func() {
 		<-h.Done()
 		r.mu.Lock()
-		if r.runs[runID] == h {
-			delete(r.runs, runID)
-			delete(r.owners, runID)
+		if r.runs[key] == h {
+			delete(r.runs, key)
 		}
 		r.mu.Unlock()
 	}()
@@ -150,9 +149,16 @@ func (r *Registry) attach(admitted, runID, owner string, h *agentadaptor.RunHand
 // it reads the runId path wildcard (register it with a "{runId}" pattern),
 // cancels the run and answers 200 {"runId":..., "cancelled":true} once the
 // run has ended, 404 when no such run is active, 405 for other methods. Errors
-// are JSON {"error":{"code","message"}}. It sets no CORS headers: use
-// [Handler.CancelHandler] for the handler's CORS policy.
+// are JSON {"error":{"code","message"}}. It knows no principals (the runId
+// is the run key): use [Handler.CancelHandler] for the handler's CORS
+// policy and its [WithOwner] namespaces.
 func (r *Registry) CancelHandler() http.Handler {
+	return r.cancelHandler(func(_ *http.Request, runID string) string { return runID })
+}
+
+// cancelHandler is CancelHandler with the run key of a request's runId
+// given by key.
+func (r *Registry) cancelHandler(key func(req *http.Request, runID string) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
@@ -164,7 +170,7 @@ func (r *Registry) CancelHandler() http.Handler {
 			writeError(w, http.StatusBadRequest, "missing_run_id", "no runId in the path: route this handler with a pattern such as \"POST /agui/runs/{runId}/cancel\"")
 			return
 		}
-		if err := r.Cancel(req.Context(), id); err != nil {
+		if err := r.Cancel(req.Context(), key(req, id)); err != nil {
 			if errors.Is(err, ErrRunNotFound) {
 				writeError(w, http.StatusNotFound, "run_not_found", fmt.Sprintf("no active run %q (it may have ended already)", id))
 				return

@@ -51,7 +51,13 @@
 // slow client, subagent text deltas are coalesced per (delegation, message)
 // with their order kept; past a byte bound deltas are dropped and a
 // stream.dropped marker says how many. Memory is bounded per run (replay log)
-// and per subscriber.
+// and per subscriber, in every lane: a subscriber that falls behind its bound
+// (Options.SubscriberMaxQueued, SubscriberMaxQueuedBytes) with a frame that
+// may not be dropped is disconnected ([ErrTooSlow]; its SSE response ends
+// without a terminal event, even while a write to it is blocked) and resumes
+// from the replay log with Last-Event-ID. The stream's own bus subscription
+// is the lossless one: the bus makes publishers wait rather than lose an
+// event the replay log needs.
 //
 // This package must not import concrete adapters (pkg/adapters/*); it reads
 // delegation events only through pkg/delegation's EventBus, and depends on

@@ -125,7 +125,7 @@ func (e *AttributedCustomEvent) ToJSON() ([]byte, error) { return json.Marshal(e
 // (docs/design.md#subagent-wire-shape):
 // runId, parentToolCallId, delegationId, agentKey, agentName, protocol,
 // remoteTaskId, remoteContextId, messageId, and the kind's own field(s):
-// delta | text | status | artifact{id,name,mimeType,uri,sizeBytes} |
+// delta | text | status | artifact{id,name,mimeType,uri,sizeBytes,redacted} |
 // error{code,message,retryable,remoteStatus}. runID is the AG-UI runId of the
 // parent stream. Raw payloads are included as "raw" only when includeRaw.
 func Value(ev delegation.DelegationEvent, runID string, includeRaw bool) map[string]any {
@@ -158,6 +158,9 @@ func Value(ev delegation.DelegationEvent, runID string, includeRaw bool) map[str
 		}
 		if a.Error != nil {
 			art["error"] = errorValue(a.Error)
+		}
+		if a.Redacted {
+			art["redacted"] = true
 		}
 		v["artifact"] = art
 	}

@@ -75,6 +75,9 @@ type Hub struct {
 
 type hubStream struct {
 	*Stream
+	// served is what the run's clients are served: the merged stream, or
+	// what its journal chose (ServingJournal).
+	served  *Stream
 	owner   string
 	clients int
 	grace   *time.Timer
@@ -136,32 +139,36 @@ func (h *Hub) Wait(ctx context.Context) error {
 	}
 	h.mu.Unlock()
 	for _, st := range pending {
-		select {
-		case <-st.Done():
-		case <-ctx.Done():
-			return ctx.Err()
+		for _, s := range []*Stream{st.Stream, st.served} {
+			select {
+			case <-s.Done():
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 	}
 	return nil
 }
 
-// Stream returns the stream of the run with the given AG-UI runId.
-func (h *Hub) Stream(runID string) (*Stream, bool) {
+// Stream returns the stream of the run with the given run key
+// (sse.RunKey of its owner and its AG-UI runId: the runId itself for a hub
+// without HubOptions.Owner or a run started by Start).
+func (h *Hub) Stream(key string) (*Stream, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	st, ok := h.streams[runID]
+	st, ok := h.streams[key]
 	if !ok {
 		return nil, false
 	}
 	return st.Stream, true
 }
 
-// Owner returns the principal that started the run with the given AG-UI
-// runId, while the hub holds its stream (see HubOptions.Owner).
-func (h *Hub) Owner(runID string) (string, bool) {
+// Owner returns the principal that started the run with the given run key,
+// while the hub holds its stream (see HubOptions.Owner).
+func (h *Hub) Owner(key string) (string, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	st, ok := h.streams[runID]
+	st, ok := h.streams[key]
 	if !ok {
 		return "", false
 	}
@@ -169,18 +176,29 @@ func (h *Hub) Owner(runID string) (string, bool) {
 }
 
 // RunIDInUse implements sse.RunIDKeeper: the hub holds (or retains for
-// reconnects) a stream under runID, which a new run must not replace.
-func (h *Hub) RunIDInUse(runID string) bool {
-	_, ok := h.Stream(runID)
-	return ok || h.opts.Source != nil && h.opts.Source.Known(runID)
+// reconnects) a stream under the run key, which a new run must not
+// replace. Another principal's run with the same runId has another key.
+func (h *Hub) RunIDInUse(key string) bool {
+	_, ok := h.Stream(key)
+	if ok || h.opts.Source == nil {
+		return ok
+	}
+	// A Source knows runs by their AG-UI runId; it answers Known for runIds
+	// without a principal (a principal's runIds are reserved by the host).
+	principal, runID := sse.SplitRunKey(key)
+	return principal == "" && h.opts.Source.Known(runID)
 }
 
-// Start begins merging a started run's stream under the AG-UI ids.
+// Start begins merging a started run's stream under the AG-UI ids, without
+// an owner: its run key is runID.
 func (h *Hub) Start(handle *agentadaptor.RunHandle, threadID, runID string) *Stream {
 	return h.start(handle, threadID, runID, "")
 }
 
+// start begins merging a run's stream; the hub keeps it under the run key
+// sse.RunKey(owner, runID), and its frames carry runID.
 func (h *Hub) start(handle *agentadaptor.RunHandle, threadID, runID, owner string) *Stream {
+	key := sse.RunKey(owner, runID)
 	var sub *delegation.Subscription
 	if ds, ok := h.bus.(delegation.DirectSubscriber); ok {
 		sub = ds.SubscribeRunDirect(h.ctx, handle.RunID())
@@ -192,22 +210,39 @@ func (h *Hub) start(handle *agentadaptor.RunHandle, threadID, runID, owner strin
 		opts.journal = h.opts.Journal.Begin(JournalRun{RunID: runID, ThreadID: threadID, SDKRunID: handle.RunID(), Owner: owner, Cancel: handle.Cancel})
 	}
 	st := &hubStream{Stream: newStream(handle, threadID, runID, opts), owner: owner, handle: handle}
+	st.served = st.Stream
+	if sj, ok := opts.journal.(ServingJournal); ok {
+		if served := sj.Served(); served != nil {
+			st.served = served
+		}
+	}
 	h.mu.Lock()
-	h.streams[runID] = st
+	h.streams[key] = st
 	h.mu.Unlock()
 	h.wg.Add(1)
 	st.start(h.ctx, handle, sub, func() {
 		defer h.wg.Done()
-		h.ended(runID, st)
+		h.ended(key, st)
 	})
-	return st.Stream
+	return st.served
+}
+
+// served returns the stream the hub serves the clients of runID.
+func (h *Hub) served(runID string) (*Stream, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st, ok := h.streams[runID]
+	if !ok {
+		return nil, false
+	}
+	return st.served, true
 }
 
 // ended runs on a stream's merge goroutine when it is done: the run's bus
 // stream closes, the run handle is let go (an ended stream keeps only its
 // replay log), and the stream is forgotten after Retention by a timer
 // rather than a waiting goroutine (Close stops the timers).
-func (h *Hub) ended(runID string, st *hubStream) {
+func (h *Hub) ended(key string, st *hubStream) {
 	if h.ctx.Err() != nil {
 		return // Close: nothing to keep
 	}
@@ -218,8 +253,8 @@ func (h *Hub) ended(runID string, st *hubStream) {
 	st.expire = time.AfterFunc(h.opts.Retention, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		if h.streams[runID] == st {
-			delete(h.streams, runID)
+		if h.streams[key] == st {
+			delete(h.streams, key)
 		}
 	})
 }
@@ -236,7 +271,7 @@ func (h *Hub) ServeRun(w http.ResponseWriter, r *http.Request, handle *agentadap
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	h.serve(w, r, runID, sub)
+	h.serve(w, r, sse.RunKey(owner, runID), sub)
 }
 
 // EventsHandler serves GET /agui/runs/{runId}/events: with a Last-Event-ID
@@ -263,24 +298,39 @@ func (h *Hub) EventsHandler() http.Handler {
 			writeError(w, http.StatusBadRequest, "bad_cursor", err.Error())
 			return
 		}
-		st, ok := h.Stream(runID)
-		if owner, known := h.Owner(runID); ok && known && h.opts.Owner != nil && owner != h.opts.Owner(r) {
-			ok = false // another principal's run: as if it did not exist
+		// The runId is looked up in the caller's namespace: another
+		// principal's run with this runId is not there.
+		key := sse.RunKey(h.requester(r), runID)
+		st, ok := h.Stream(key)
+		if owner, known := h.Owner(key); ok && known && owner != h.requester(r) {
+			ok = false // never another principal's run (defence in depth: the key says whose it is)
 		}
+		var fromSource *Stream
 		if !ok && h.opts.Source != nil {
 			src, release, err := h.openSource(r.Context(), h.requester(r), runID)
 			if err != nil {
+				// The source could not be read now (e.g. a cluster that lost
+				// NATS): a documented, retryable answer.
+				w.Header().Set("Retry-After", "1")
 				writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 				return
 			}
 			if src != nil {
 				defer release()
-				st, ok = src, true
+				st, ok, fromSource = src, true, src
 				// A cursor ahead of this copy may only be in transit.
 				wctx, cancel := context.WithTimeout(r.Context(), h.opts.SourceLag)
 				st.waitID(wctx, cursor)
 				cancel()
 			}
+		}
+		if ok && fromSource == nil && h.opts.Journal != nil && cursor > 0 {
+			// A journal-served stream shows only what its journal
+			// committed: a client coming from another process may hold a
+			// frame whose commit has not reached this one yet.
+			lctx, cancel := context.WithTimeout(r.Context(), h.opts.SourceLag)
+			st.waitID(lctx, cursor)
+			cancel()
 		}
 		if !ok {
 			writeError(w, http.StatusNotFound, "run_not_found", fmt.Sprintf("no stream for run %q: it never existed here or ended more than %s ago", runID, h.opts.Retention))
@@ -298,7 +348,7 @@ func (h *Hub) EventsHandler() http.Handler {
 			writeError(w, http.StatusInternalServerError, "internal", err.Error())
 			return
 		}
-		h.serve(w, r, runID, sub)
+		h.serve(w, r, key, sub)
 	})
 }
 
@@ -343,9 +393,9 @@ func (h *Hub) cors(w http.ResponseWriter, r *http.Request) (handled bool) {
 // serve writes sub's frames until the stream ends or the client leaves. A
 // client that leaves detaches; when the last one has left a run that is
 // still going, it gets ReconnectGrace to come back before it is cancelled.
-func (h *Hub) serve(w http.ResponseWriter, r *http.Request, runID string, sub *Subscriber) {
-	h.attach(runID)
-	defer h.detach(runID)
+func (h *Hub) serve(w http.ResponseWriter, r *http.Request, key string, sub *Subscriber) {
+	h.attach(key)
+	defer h.detach(key)
 	defer sub.Close()
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
@@ -354,6 +404,11 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, runID string, sub *S
 	hd.Set("X-Accel-Buffering", "no")
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{})
+	// A client that falls behind its bound is cut: its response ends
+	// without a terminal event, even while a write to it is blocked (a
+	// client that stopped reading), and it resumes with Last-Event-ID
+	// (docs/design.md#backpressure).
+	sub.setOnCut(func() { _ = rc.SetWriteDeadline(time.Now()) })
 	w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
 	enc := sse.NewEncoder(w)
@@ -368,11 +423,16 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, runID string, sub *S
 	// writer's buffer, which writes through when full
 	// (docs/design.md#backpressure).
 	obs := h.opts.Stream.Observer
+	var lastID uint64
 	for {
 		wrote := false
 		for {
 			f, eof := sub.take()
 			if f == nil {
+				if sub.Cut() {
+					h.logCut(sub, lastID)
+					return
+				}
 				if wrote && rc.Flush() != nil {
 					return
 				}
@@ -382,7 +442,13 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, runID string, sub *S
 				break
 			}
 			if enc.WriteFrame(f.ID, f.Data) != nil {
+				if sub.Cut() {
+					h.logCut(sub, lastID)
+				}
 				return
+			}
+			if f.ID > 0 {
+				lastID = f.ID
 			}
 			if obs != nil && f.ID > sub.replayed && !f.received.IsZero() {
 				obs.Relayed(f.received)
@@ -401,10 +467,16 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, runID string, sub *S
 	}
 }
 
-func (h *Hub) attach(runID string) {
+// logCut says that a client was disconnected for falling behind.
+func (h *Hub) logCut(sub *Subscriber, lastWritten uint64) {
+	h.opts.Logger.Info("subagentstream: a client fell too far behind the stream and was disconnected; it resumes with Last-Event-ID",
+		"run_id", sub.s.RunID(), "last_written_id", lastWritten, "max_queued_frames", sub.maxQueued, "max_queued_bytes", sub.maxQueuedBytes)
+}
+
+func (h *Hub) attach(key string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if st := h.streams[runID]; st != nil {
+	if st := h.streams[key]; st != nil {
 		st.clients++
 		if st.grace != nil {
 			st.grace.Stop()
@@ -413,10 +485,10 @@ func (h *Hub) attach(runID string) {
 	}
 }
 
-func (h *Hub) detach(runID string) {
+func (h *Hub) detach(key string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	st := h.streams[runID]
+	st := h.streams[key]
 	if st == nil {
 		return
 	}
@@ -437,7 +509,7 @@ func (h *Hub) detach(runID string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := handle.Cancel(ctx); err != nil {
-			h.opts.Logger.Warn("subagentstream: cancelling an abandoned run", "run_id", runID, "err", err)
+			h.opts.Logger.Warn("subagentstream: cancelling an abandoned run", "run_id", st.RunID(), "err", err)
 		}
 	})
 }

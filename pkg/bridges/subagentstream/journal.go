@@ -13,12 +13,15 @@ import (
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/seed0634/agentadaptor/pkg/bridges/agui"
+	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 )
 
 // JournalRun describes a run whose frames a Hub hands to its Journal.
 type JournalRun struct {
-	// RunID is the AG-UI runId, ThreadID the AG-UI threadId.
+	// RunID is the AG-UI runId and ThreadID the AG-UI threadId. A runId
+	// is unique per principal, not globally (docs/design.md#secrets): a
+	// journal keys its records by Owner and RunID together.
 	RunID, ThreadID string
 	// SDKRunID is the SDK's run id (the one delegations and audit records
 	// use).
@@ -51,18 +54,31 @@ type RunJournal interface {
 	End(complete bool)
 }
 
+// ServingJournal is a RunJournal that decides what the run's clients see:
+// the Hub serves them Served() instead of the merged stream. A cluster's
+// journal serves only the frames its journal has committed, so that every
+// process serves the same frames under the same ids, the run's own process
+// included (docs/design.md#scale-out). Served is called once, right after
+// Begin, before the run's first frame.
+type ServingJournal interface {
+	RunJournal
+	Served() *Stream
+}
+
 // Source serves the streams of runs that this Hub does not merge itself
 // (runs of another process, read from a journal), for EventsHandler. Set
 // it as HubOptions.Source.
 type Source interface {
-	// Open returns the stream of the run with the AG-UI runId, the
-	// principal that started it, and a release function to call when the
-	// caller no longer reads it. It returns an error wrapping ErrNoRun
-	// when the source knows no such run (or it ended longer ago than it
-	// retains runs); other errors mean the source is unavailable.
+	// Open returns the stream of the run with this AG-UI runId that the
+	// requester of ctx may read (the source keys runs by principal and
+	// runId, as JournalRun), the principal that started it, and a release
+	// function to call when the caller no longer reads it. It returns an
+	// error wrapping ErrNoRun when the source knows no such run (or it
+	// ended longer ago than it retains runs); other errors mean the source
+	// is unavailable.
 	Open(ctx context.Context, runID string) (st *Stream, owner string, release func(), err error)
 	// Known reports whether the source holds or retains a run with this
-	// runId, which a new run must then not take.
+	// runId and no principal, which a new run must then not take.
 	Known(runID string) bool
 }
 
@@ -92,8 +108,9 @@ func (s *Stream) endJournal() {
 	j.End(isTerminalType(last))
 }
 
-// openSource opens runID from the hub's Source for r: nil stream (and a
-// nil error) when there is no such run for r's principal.
+// openSource opens the run with this AG-UI runId from the hub's Source for
+// requester: nil stream (and a nil error) when there is no such run for
+// requester.
 func (h *Hub) openSource(ctx context.Context, requester string, runID string) (*Stream, func(), error) {
 	st, owner, release, err := h.opts.Source.Open(ctx, runID)
 	if errors.Is(err, ErrNoRun) {
@@ -137,9 +154,11 @@ type Mirror struct {
 	n       int
 }
 
-// NewMirror returns an empty mirror of the run with these AG-UI ids.
-func NewMirror(threadID, runID string, opts Options) *Mirror {
+// NewMirror returns an empty mirror of the run with the AG-UI threadId and
+// the run key (a JournalRun.RunID): its frames carry the runId of the key.
+func NewMirror(threadID, runKey string, opts Options) *Mirror {
 	opts.journal = nil
+	_, runID := sse.SplitRunKey(runKey)
 	s := makeStream(threadID, runID, opts)
 	return &Mirror{s: s, ahead: map[uint64]*Frame{}, subs: map[string]map[string]any{}, subsOrd: map[string]int{}}
 }
@@ -167,8 +186,20 @@ func (m *Mirror) Ended() bool {
 // after the end are ignored. The call that ends the stream packs its
 // replay log for its retention, as a Hub's stream's end does.
 func (m *Mirror) Append(id uint64, typ events.EventType, data []byte) error {
+	return m.add(id, func() *Frame { return mirrorFrame(id, typ, data) })
+}
+
+// AppendFrame is Append for a frame of a Stream of this process (e.g. one
+// its journal has committed): the frame keeps what subscribers need to
+// coalesce it and its receipt time (Observer.Relayed). f is copied; the
+// caller's frame is not changed.
+func (m *Mirror) AppendFrame(f *Frame) error {
+	return m.add(f.ID, func() *Frame { cp := *f; return &cp })
+}
+
+func (m *Mirror) add(id uint64, frame func() *Frame) error {
 	m.mu.Lock()
-	ended, err := m.appendLocked(id, typ, data)
+	ended, err := m.appendLocked(id, frame)
 	m.mu.Unlock()
 	if ended {
 		m.s.compact() // outside m.mu: Ended and Append callers do not wait for it
@@ -177,7 +208,7 @@ func (m *Mirror) Append(id uint64, typ events.EventType, data []byte) error {
 }
 
 // appendLocked is Append under m.mu; ended reports that it ended the stream.
-func (m *Mirror) appendLocked(id uint64, typ events.EventType, data []byte) (ended bool, err error) {
+func (m *Mirror) appendLocked(id uint64, frame func() *Frame) (ended bool, err error) {
 	if m.ended || id == 0 {
 		return false, nil
 	}
@@ -190,11 +221,11 @@ func (m *Mirror) appendLocked(id uint64, typ events.EventType, data []byte) (end
 			if len(m.ahead) >= MirrorMaxAhead {
 				return false, fmt.Errorf("%w: frame %d of run %s is missing", ErrMirrorGap, last+1, m.s.runID)
 			}
-			m.ahead[id] = mirrorFrame(id, typ, data)
+			m.ahead[id] = frame()
 		}
 		return false, nil
 	}
-	m.applyLocked(mirrorFrame(id, typ, data))
+	m.applyLocked(frame())
 	for {
 		next := m.LastID() + 1
 		f, ok := m.ahead[next]
@@ -356,15 +387,58 @@ func (m *Mirror) abortLocked(code, message string) (_ []*Frame, ended bool) {
 	}
 	clear(m.ahead)
 	s := m.s
+	at := s.opts.Clock()
+	var out []*Frame
+	for _, ev := range m.closingLocked(code, message, at, true) {
+		if f := s.frame(ev); f != nil {
+			s.append(f)
+			out = append(out, f)
+		}
+	}
+	m.subs, m.subsOrd = map[string]map[string]any{}, map[string]int{}
+	m.endAt = m.LastID()
+	return out, m.stopLocked()
+}
+
+// Closing returns the frames that would end the stream as Abort does —
+// closing everything open at the mirror's last frame, then RUN_ERROR with
+// the code and message, timestamped at — with their ids, without
+// appending them: a journal's writer publishes them, and every mirror
+// (this one too) appends them from there. Unlike Abort, a stream without
+// any frame gets no RUN_STARTED: only the RUN_ERROR (which an AG-UI client
+// accepts as a run's first event). It returns nil when the stream ended.
+func (m *Mirror) Closing(code, message string, at time.Time) []*Frame {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended {
+		return nil
+	}
+	s := m.s
+	next := m.LastID()
+	var out []*Frame
+	for _, ev := range m.closingLocked(code, message, at, false) {
+		if f := s.frame(ev); f != nil {
+			next++
+			f.ID = next
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// closingLocked returns the events that close what is open, then
+// RUN_ERROR; startEmpty prefixes RUN_STARTED to a stream that never
+// started.
+func (m *Mirror) closingLocked(code, message string, at time.Time, startEmpty bool) []events.Event {
+	s := m.s
 	s.mu.Lock()
 	st := s.base.clone()
 	for _, f := range s.log {
 		st.applyFrame(f)
 	}
 	s.mu.Unlock()
-	at := s.opts.Clock()
 	var evs []events.Event
-	if !st.started {
+	if !st.started && startEmpty {
 		evs = append(evs, events.NewRunStartedEvent(s.threadID, s.runID))
 	}
 	// Subagents first (CUSTOM mode, then SUBAGENT_STARTED ones), then what
@@ -408,17 +482,10 @@ func (m *Mirror) abortLocked(code, message string) (_ []*Frame, ended bool) {
 		evs = append(evs, it.ev)
 	}
 	evs = append(evs, events.NewRunErrorEvent(message, events.WithErrorCode(code), events.WithRunID(s.runID)))
-	var out []*Frame
 	for _, ev := range evs {
 		ev.SetTimestamp(at.UnixMilli())
-		if f := s.frame(ev); f != nil {
-			s.append(f)
-			out = append(out, f)
-		}
 	}
-	m.subs, m.subsOrd = map[string]map[string]any{}, map[string]int{}
-	m.endAt = m.LastID()
-	return out, m.stopLocked()
+	return evs
 }
 
 // requester is the principal r acts for ("" without HubOptions.Owner).
@@ -432,14 +499,14 @@ func (h *Hub) requester(r *http.Request) string {
 // Hold counts a client that follows the run from elsewhere (another
 // process serving the run's journal) as attached: while held, the run's
 // reconnect grace does not start. release ends the hold (once; later calls
-// do nothing). ok is false when the hub holds no stream for runID.
-func (h *Hub) Hold(runID string) (release func(), ok bool) {
+// do nothing). ok is false when the hub holds no stream for the run key.
+func (h *Hub) Hold(key string) (release func(), ok bool) {
 	h.mu.Lock()
-	_, ok = h.streams[runID]
+	_, ok = h.streams[key]
 	h.mu.Unlock()
 	if !ok {
 		return nil, false
 	}
-	h.attach(runID)
-	return sync.OnceFunc(func() { h.detach(runID) }), true
+	h.attach(key)
+	return sync.OnceFunc(func() { h.detach(key) }), true
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"go.uber.org/goleak"
@@ -273,7 +274,8 @@ func TestEventsHandlerReadsTheSource(t *testing.T) {
 		appendJSON(t, m, uint64(i+1), ev)
 	}
 	m.End(5)
-	src := &mapSource{streams: map[string]*subagentstream.Stream{"run-m": m.Stream()}, owner: "alice"}
+	// A source is keyed by run key: the runId in its owner's namespace.
+	src := &mapSource{streams: map[string]*subagentstream.Stream{sse.RunKey("alice", "run-m"): m.Stream()}, owner: "alice"}
 	who := "alice"
 	hub := subagentstream.NewHub(delegation.NewMemoryBus(), subagentstream.HubOptions{Source: src, Owner: func(*http.Request) string { return who }})
 	defer hub.Close()
@@ -296,7 +298,7 @@ func TestEventsHandlerReadsTheSource(t *testing.T) {
 	if code, _ := get("run-m", "1"); code != http.StatusNotFound {
 		t.Fatalf("another principal: %d", code)
 	}
-	if !hub.RunIDInUse("run-m") || hub.RunIDInUse("run-none") {
+	if !hub.RunIDInUse(sse.RunKey("alice", "run-m")) || hub.RunIDInUse(sse.RunKey("bob", "run-m")) || hub.RunIDInUse("run-none") {
 		t.Fatal("RunIDInUse must count the source's runs")
 	}
 }

@@ -75,6 +75,19 @@ type Options struct {
 	// beyond which deltas are dropped and a stream.dropped marker is sent.
 	SubscriberBuffer   int
 	SubscriberMaxBytes int
+	// SubscriberMaxQueued and SubscriberMaxQueuedBytes bound the frames a
+	// subscriber holds that arrived while it was attached (every kind:
+	// lifecycle, status, artifact, parent events, deltas) by count and by
+	// JSON bytes. A subscriber that would exceed either with a frame it may
+	// not drop is disconnected (ErrTooSlow; its SSE response ends without
+	// a terminal event) and resumes with Last-Event-ID from the replay log
+	// (docs/design.md#backpressure). Default: half of ReplayFrames and of
+	// ReplayBytes (at least SubscriberBuffer and SubscriberMaxBytes, so
+	// that coalescing and dropping deltas act first), so that what a
+	// disconnected client lacks is still in the log when it comes back;
+	// keep explicit values below the replay bounds for the same reason.
+	SubscriberMaxQueued      int
+	SubscriberMaxQueuedBytes int
 	// Translator configures the parent's AG-UI translation; ThreadID and
 	// RunID are set by the stream.
 	Translator agui.Options
@@ -129,6 +142,12 @@ func (o *Options) defaults() {
 	}
 	if o.SubscriberMaxBytes <= 0 {
 		o.SubscriberMaxBytes = DefaultSubscriberMaxBytes
+	}
+	if o.SubscriberMaxQueued <= 0 {
+		o.SubscriberMaxQueued = max(o.ReplayFrames/2, o.SubscriberBuffer)
+	}
+	if o.SubscriberMaxQueuedBytes <= 0 {
+		o.SubscriberMaxQueuedBytes = max(o.ReplayBytes/2, o.SubscriberMaxBytes)
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -812,13 +831,15 @@ func (s *Stream) frame(ev events.Event) *Frame {
 }
 
 // append numbers f, adds it to the replay log (trimming it to its bounds)
-// and hands it to every subscriber.
+// and hands it to every subscriber; a subscriber that falls behind its
+// bound is detached and disconnected.
 func (s *Stream) append(f *Frame) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.lastID++
 	f.ID = s.lastID
-	f.received = s.received
+	if f.received.IsZero() {
+		f.received = s.received // a Mirror's copy of a local frame keeps its own
+	}
 	s.log = append(s.log, f)
 	s.logBytes += len(f.Data)
 	for len(s.log) > 1 && (len(s.log) > s.opts.ReplayFrames || s.logBytes > s.opts.ReplayBytes) {
@@ -829,8 +850,12 @@ func (s *Stream) append(f *Frame) {
 		s.log = s.log[1:]
 		s.firstID++
 	}
+	var cut []*Subscriber
 	for sub := range s.subs {
-		sub.push(f)
+		if sub.push(f) {
+			delete(s.subs, sub)
+			cut = append(cut, sub)
+		}
 	}
 	if s.grown != nil {
 		close(s.grown)
@@ -838,6 +863,10 @@ func (s *Stream) append(f *Frame) {
 	}
 	if s.opts.journal != nil {
 		s.opts.journal.Append(f)
+	}
+	s.mu.Unlock()
+	for _, sub := range cut {
+		sub.disconnect()
 	}
 }
 

@@ -18,17 +18,27 @@ var (
 	// ErrComplete: the client already has the whole stream, terminal
 	// event included; there is nothing to resume.
 	ErrComplete = errors.New("subagentstream: the stream is complete up to this cursor")
+	// ErrTooSlow: the subscriber fell behind its bound
+	// (Options.SubscriberMaxQueued, SubscriberMaxQueuedBytes) and was
+	// disconnected; resume with Subscribe(last frame id received).
+	ErrTooSlow = errors.New("subagentstream: the subscriber fell too far behind and was disconnected; resume from its last frame id")
 )
 
 // Subscriber is one client's view of a Stream. Critical and structural
 // frames are never dropped; when the client is slow its subagent text deltas
 // are coalesced per (delegation, message), keeping their order; beyond
 // SubscriberMaxBytes of queued delta text, deltas are dropped and a
-// stream.dropped marker says so. Next is not safe for concurrent use.
+// stream.dropped marker says so. What it holds of the frames that arrived
+// while it was attached is bounded (SubscriberMaxQueued frames,
+// SubscriberMaxQueuedBytes): a frame beyond that which may not be dropped
+// disconnects it (ErrTooSlow), its queue is let go, and its client resumes
+// from the replay log. Next is not safe for concurrent use.
 type Subscriber struct {
-	s        *Stream
-	buffer   int
-	maxBytes int
+	s              *Stream
+	buffer         int
+	maxBytes       int
+	maxQueued      int
+	maxQueuedBytes int
 	// replayed is the last frame id in the log when the subscriber
 	// joined: frames up to it are replayed, not relayed live.
 	replayed uint64
@@ -46,6 +56,15 @@ type Subscriber struct {
 	ended    bool           // the stream ended: no more frames will be pushed
 	closed   bool
 	wake     chan struct{}
+	// live and liveBytes count the queued frames pushed live (id after
+	// replayed) and their JSON bytes, bounded by maxQueued and
+	// maxQueuedBytes; peakLive and peakBytes are their largest values.
+	live, liveBytes     int
+	peakLive, peakBytes int
+	// cut: disconnected for falling behind; onCut, set by the writer of
+	// the subscriber's response, ends that response (once).
+	cut   bool
+	onCut func()
 }
 
 // Subscribe returns a subscriber that receives every frame after the
@@ -62,7 +81,8 @@ func (s *Stream) Subscribe(after uint64) (*Subscriber, error) {
 	if s.ended && after == s.lastID {
 		return nil, fmt.Errorf("%w: run %s ended at event %d", ErrComplete, s.runID, s.lastID)
 	}
-	sub := &Subscriber{s: s, buffer: s.opts.SubscriberBuffer, maxBytes: s.opts.SubscriberMaxBytes, replayed: s.lastID, dropped: map[string]int{}, wake: make(chan struct{}, 1)}
+	sub := &Subscriber{s: s, buffer: s.opts.SubscriberBuffer, maxBytes: s.opts.SubscriberMaxBytes, maxQueued: s.opts.SubscriberMaxQueued,
+		maxQueuedBytes: s.opts.SubscriberMaxQueuedBytes, replayed: s.lastID, dropped: map[string]int{}, wake: make(chan struct{}, 1)}
 	start := 0
 	var tail *replayTail // the packed log from start (packed.go)
 	switch {
@@ -121,26 +141,35 @@ func (s *Stream) Subscribe(after uint64) (*Subscriber, error) {
 }
 
 // push queues a live frame, coalescing or dropping deltas under pressure.
-// Called with the stream's lock held.
-func (sub *Subscriber) push(f *Frame) {
+// It reports true when f does not fit the subscriber's bound and it may not
+// be dropped: the subscriber is then cut (its queue let go; the caller
+// detaches it and calls disconnect). Called with the stream's lock held.
+func (sub *Subscriber) push(f *Frame) (cut bool) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
-	if sub.closed {
-		return
+	if sub.closed || sub.cut {
+		return false
 	}
+	full := sub.live >= sub.maxQueued || sub.liveBytes+len(f.Data) > sub.maxQueuedBytes
 	if d := f.delta; d != nil {
 		if len(sub.queue) >= sub.buffer && sub.coalesce(f) {
 			sub.signal()
-			return
+			return false
 		}
-		if sub.volBytes+len(d.text) > sub.maxBytes {
+		if sub.volBytes+len(d.text) > sub.maxBytes || full {
 			sub.dropped[d.delegationID]++
 			if o := sub.s.opts.Observer; o != nil {
 				o.Dropped(DropMux, 1)
 			}
-			return
+			return false
 		}
 		sub.volBytes += len(d.text)
+	} else if full {
+		sub.cut = true
+		sub.queue, sub.tail, sub.live, sub.liveBytes, sub.volBytes = nil, nil, 0, 0, 0
+		clear(sub.dropped)
+		sub.signal()
+		return true
 	} else if len(sub.dropped) > 0 {
 		for id, n := range sub.dropped {
 			if ev := agui.NewCustomEvent(EventStreamDropped, map[string]any{"dropped": n, "delegationId": id}, sub.s.opts.Clock()); ev != nil {
@@ -152,7 +181,45 @@ func (sub *Subscriber) push(f *Frame) {
 		clear(sub.dropped)
 	}
 	sub.queue = append(sub.queue, f)
+	sub.live++
+	sub.liveBytes += len(f.Data)
+	sub.peakLive, sub.peakBytes = max(sub.peakLive, sub.live), max(sub.peakBytes, sub.liveBytes)
 	sub.signal()
+	return false
+}
+
+// disconnect ends the response of a subscriber that was cut (onCut), once
+// its writer has set it; called without the stream's lock.
+func (sub *Subscriber) disconnect() {
+	sub.mu.Lock()
+	f := sub.onCut
+	sub.onCut = nil
+	sub.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// setOnCut installs what ends the subscriber's response when it is cut
+// (at once if it already was).
+func (sub *Subscriber) setOnCut(f func()) {
+	sub.mu.Lock()
+	if !sub.cut {
+		sub.onCut = f
+		f = nil
+	}
+	sub.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// Cut reports whether the subscriber was disconnected for falling behind
+// (ErrTooSlow).
+func (sub *Subscriber) Cut() bool {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	return sub.cut
 }
 
 // coalesce merges the newest queued delta of the same delegation and message
@@ -185,7 +252,13 @@ func (sub *Subscriber) coalesce(f *Frame) bool {
 			// q was replayed from the log, not counted: the merged frame
 			// is the client's own now.
 			sub.volBytes += len(q.delta.text)
+		} else {
+			sub.live--
+			sub.liveBytes -= len(q.Data)
 		}
+		sub.live++
+		sub.liveBytes += len(nf.Data)
+		sub.peakLive, sub.peakBytes = max(sub.peakLive, sub.live), max(sub.peakBytes, sub.liveBytes)
 		sub.queue = append(sub.queue[:i], sub.queue[i+1:]...)
 		sub.queue = append(sub.queue, nf)
 		return true
@@ -245,6 +318,9 @@ func (sub *Subscriber) Pending() int {
 func (sub *Subscriber) take() (f *Frame, eof bool) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
+	if sub.cut {
+		return nil, true
+	}
 	if len(sub.queue) == 0 {
 		if sub.tail != nil {
 			if f = sub.tail.next(); f != nil {
@@ -264,11 +340,16 @@ func (sub *Subscriber) take() (f *Frame, eof bool) {
 	if f.delta != nil && f.ID > sub.replayed {
 		sub.volBytes -= len(f.delta.text) // pushed live: counted by push or coalesce
 	}
+	if f.ID > sub.replayed {
+		sub.live--
+		sub.liveBytes -= len(f.Data)
+	}
 	return f, false
 }
 
 // Next returns the next frame, blocking until there is one. It returns
-// io.EOF after the stream's last frame, and ctx's error if ctx ends first.
+// io.EOF after the stream's last frame, ErrTooSlow once the subscriber was
+// disconnected for falling behind, and ctx's error if ctx ends first.
 func (sub *Subscriber) Next(ctx context.Context) (*Frame, error) {
 	for {
 		f, eof := sub.take()
@@ -276,6 +357,9 @@ func (sub *Subscriber) Next(ctx context.Context) (*Frame, error) {
 			return f, nil
 		}
 		if eof {
+			if sub.Cut() {
+				return nil, ErrTooSlow
+			}
 			return nil, io.EOF
 		}
 		select {

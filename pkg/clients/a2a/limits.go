@@ -173,7 +173,7 @@ func interfacesOnTrustedOrigins(card *Card, extra []string) ([]*sdk.AgentInterfa
 	}
 	allowed := map[string]bool{strings.ToLower(home): true}
 	for _, o := range extra {
-		allowed[strings.ToLower(strings.TrimRight(o, "/"))] = true
+		allowed[strings.ToLower(Origin(o))] = true // "https://api.example" is https://api.example:443
 	}
 	secure := strings.HasPrefix(home, "https://")
 	var out []*sdk.AgentInterface

@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -47,7 +48,8 @@ var ErrCredentialsRefused = authref.ErrCredentialsRefused
 // SchemeError says that the configured [Auth] cannot be used with an agent
 // as its card describes it: the card declares security schemes and none
 // fits, or the card lacks what the configuration left out (an API key
-// header, a token URL). It names scheme types only, never remote text.
+// header, a token URL), or offers it where the host will not send a secret
+// ([ErrForeignTokenURL]). It names scheme types only, never remote text.
 type SchemeError struct {
 	// Scheme is the configured scheme.
 	Scheme AuthScheme
@@ -55,7 +57,19 @@ type SchemeError struct {
 	Declared []string
 	// Problem says what does not fit and what to configure.
 	Problem string
+	// Err is the sentinel of a problem callers may test for with
+	// errors.Is ([ErrForeignTokenURL]), or nil.
+	Err error
 }
+
+// Unwrap returns e.Err.
+func (e *SchemeError) Unwrap() error { return e.Err }
+
+// ErrForeignTokenURL is matched (errors.Is) by the [*SchemeError] of a card
+// whose OAuth2 token URL is not on the card's own origin: the client
+// secret would go to a host the card chose, so it is not used (configure
+// auth.token_url to trust that endpoint).
+var ErrForeignTokenURL = errors.New("a2a: the agent card's OAuth2 token URL is not on the card's origin")
 
 func (e *SchemeError) Error() string {
 	decl := "none"
@@ -196,6 +210,13 @@ func CompleteAuth(a Auth, card *Card) (Auth, error) {
 				}
 				if err := authref.CheckTokenURL(flow.TokenURL); err != nil {
 					return fail("the card's clientCredentials token URL %v; configure auth.token_url", err)
+				}
+				// The client secret goes where the token URL says: a card
+				// may only name an endpoint on its own origin. Another one
+				// must be configured, not taken from remote text.
+				if origin := card.Origin(); origin == "" || Origin(flow.TokenURL) != origin {
+					return a, &SchemeError{Scheme: a.Scheme, Declared: declared, Err: ErrForeignTokenURL,
+						Problem: "the card's clientCredentials token URL is not on the card's origin, so the client secret is not sent there; configure auth.token_url to trust that endpoint"}
 				}
 				a.TokenURL = flow.TokenURL
 			}

@@ -2,6 +2,8 @@ package a2aremote
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -172,7 +174,30 @@ type agent struct {
 }
 
 func (a *agent) Info() remote.Info { return a.info }
-func (a *agent) Close() error      { return a.client.Close() }
+
+// CheckCredentials implements remote.CredentialChecker. When the card
+// declares a security scheme, it asks for a task that cannot exist
+// (tasks/get, GetTask in A2A 1.0: every A2A agent serves it, it is
+// authenticated like every call but the card, and it changes nothing): an
+// agent that accepts the credential answers TaskNotFound, one that refuses
+// it 401/403 or an A2A unauthenticated/unauthorized error. Only that
+// refusal is an error; anything else (the agent is down, answers oddly)
+// is left to the first delegation. A card that declares no scheme is not
+// checked. (A2A's authenticated extended card would prove the credential
+// too, but only agents that declare it serve it.)
+func (a *agent) CheckCredentials(ctx context.Context) error {
+	if len(a.info.DeclaredAuth) == 0 {
+		return nil
+	}
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	_, err := a.client.GetTask(ctx, a2aclient.GetTaskRequest{TaskID: a2aclient.TaskID("agentadaptor-credential-check-" + hex.EncodeToString(b)), Tenant: a.ep.Tenant})
+	if a2aclient.KindOf(err) == a2aclient.KindUnauthorized {
+		return err
+	}
+	return nil
+}
+func (a *agent) Close() error { return a.client.Close() }
 
 func (a *agent) NewTask(spec remote.TaskSpec) remote.Task {
 	mode := "polling"
@@ -392,6 +417,9 @@ func (t *task) Recover(ctx context.Context) error {
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
+		}
+		if errors.Is(err, a2aclient.ErrResponseTooLarge) {
+			return err // the read budget is spent: remote_failed, as without a cut
 		}
 		return a2aclient.NewError(a2aclient.KindInterrupted, "recover", err)
 	}

@@ -231,6 +231,8 @@ func TestRecordJSRemote(t *testing.T) {
 	e := jsEnv(t, base+"/.well-known/agent-card.json", registry.InputRequiredSurface)
 	genericAnswerIsTheOutput(t, e, "run-record-generic")
 	askSurface(t, e, "run-record-ask")
+	remoteFailed(t, e, "run-record-failed")
+	remoteCanceled(t, e, "run-record-canceled")
 	early(t, e, "run-record-early")
 	structured(t, e, "run-record-result")
 	polled(t, jsEnv(t, base+"/poll/.well-known/agent-card.json", registry.InputRequiredSurface), "run-record-poll")

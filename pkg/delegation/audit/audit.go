@@ -101,6 +101,15 @@ type Options struct {
 	// Logger hears when a store's sink starts failing and when it recovers
 	// (default: discard).
 	Logger *slog.Logger
+	// MaxFileBytes, for [OpenFile] only, rotates the file before a record
+	// would take it past this many bytes (0: never): the file is renamed
+	// with a timestamp and a new one started. A record is never split
+	// across files.
+	MaxFileBytes int64
+	// MaxFiles, for [OpenFile] with MaxFileBytes only, is how many rotated
+	// files are kept besides the one being written; older ones are deleted
+	// (0: all are kept).
+	MaxFiles int
 }
 
 func (o *Options) defaults() {

@@ -103,8 +103,8 @@ func TestDelegateAuthRequired(t *testing.T) {
 }
 
 // TestDelegateAuthMisconfigured: a card that rules the configured scheme
-// out, or a token endpoint that refuses the client, fails agent_unavailable
-// without showing remote text or secrets.
+// out fails agent_unavailable, a token endpoint that refuses the client
+// auth_required, without showing remote text or secrets.
 func TestDelegateAuthMisconfigured(t *testing.T) {
 	dt.CheckLeaks(t)
 	oauthCard := fakea2a.New(t, fakea2a.Options{Name: "oauth", Streaming: true, OAuth2: &fakea2a.OAuth2Client{ID: "other-client", Secret: "another-secret-123"},
@@ -114,9 +114,12 @@ func TestDelegateAuthMisconfigured(t *testing.T) {
 		dt.SpecFor("wrong-scheme", oauthCard, withAuth(remote.Auth{Scheme: remote.AuthAPIKey, TokenRef: secretRef})),
 		dt.SpecFor("refused", oauthCard, withAuth(remote.Auth{Scheme: remote.AuthOAuth2, ClientID: "agentadaptor", ClientSecretRef: secretRef})),
 	})
-	for agent, want := range map[string]string{"wrong-scheme": "misconfigured", "refused": "refused the host's credentials"} {
+	for agent, want := range map[string]struct {
+		code delegation.FailureCode
+		text string
+	}{"wrong-scheme": {delegation.CodeAgentUnavailable, "misconfigured"}, "refused": {delegation.CodeAuthRequired, "refused the host's credentials"}} {
 		res := e.D.Delegate(dt.Ctx(t), delegator.Request{RunID: "run-mis", Agent: agent, Objective: "x"})
-		if res.Error == nil || res.Error.Code != delegation.CodeAgentUnavailable || !strings.Contains(res.Error.Message, want) {
+		if res.Error == nil || res.Error.Code != want.code || !strings.Contains(res.Error.Message, want.text) {
 			t.Errorf("%s: %+v", agent, res.Error)
 		}
 		dt.NoSecret(t, agent, res)

@@ -33,6 +33,25 @@ type ContextStore interface {
 	ForgetRun(ctx context.Context, runID string)
 }
 
+// ContextLookup is a ContextStore that can tell a context it could not
+// read (err) from one it does not have: the delegation then starts a new
+// remote context and says so (subagent.status context_unavailable, and
+// the Observer's StickyContextUnreadable when it has one).
+type ContextLookup interface {
+	Lookup(ctx context.Context, key ContextKey) (contextID string, ok bool, err error)
+}
+
+// StatusContextUnavailable is the subagent.status published right after
+// subagent.started when the delegation's sticky context could not be read
+// in time: it runs in a new remote context.
+const StatusContextUnavailable = "context_unavailable"
+
+// ContextObserver is an Observer that also counts sticky contexts that
+// could not be read (by agent key).
+type ContextObserver interface {
+	StickyContextUnreadable(agent string)
+}
+
 // MemoryContexts is the in-memory ContextStore, bounded to max entries
 // (beyond it new contexts are not remembered).
 type MemoryContexts struct {

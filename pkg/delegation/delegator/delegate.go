@@ -142,6 +142,7 @@ type inflight struct {
 	mode        string
 	auth        remote.Info // AuthScheme and DeclaredAuth of the agent
 	begun       bool
+	ctxLost     bool // its sticky context could not be read (told after started)
 	recovered   int
 	cancelOK    *bool
 
@@ -344,8 +345,10 @@ func (f *inflight) begin1(ctx context.Context) error {
 			Message: fmt.Sprintf("Agent %q does not support streaming, which host policy requires.", f.spec.Key)})
 		return nil
 	}
+	contextID, lost := d.stickyContext(f.req, f.spec)
+	f.ctxLost = lost
 	f.task = agent.NewTask(remote.TaskSpec{DelegationID: f.id, Text: f.taskText(), Artifacts: f.inputArtifacts(),
-		ContextID: d.stickyContext(f.req, f.spec), Stream: f.eff.Stream, Transcript: f.tr, Emit: f.emit, Log: f.log})
+		ContextID: contextID, Stream: f.eff.Stream, Transcript: f.tr, Emit: f.emit, Log: f.log})
 	f.mode = f.task.Mode()
 	return f.recoverCut(ctx, f.task.Start(ctx))
 }
@@ -533,6 +536,9 @@ func (f *inflight) cancelRemote(ctx context.Context, reason string) remote.Cance
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.d.cfg.CancelTimeout)
 	defer cancel()
+	if out, gated := f.d.cancelGate(cctx, f.req.RunID, f.id); gated {
+		return out
+	}
 	return f.task.Cancel(cctx, map[string]any{"reason": reason, "delegation_id": f.id, "run_id": f.req.RunID, "agent": f.spec.Key, "requested_by": "agentadaptor"})
 }
 
@@ -582,7 +588,7 @@ func FailureOf(err error, remoteStatus string) *delegation.DelegationError {
 	case clienterr.KindUnavailable:
 		e.Code, e.Retryable, e.Message = delegation.CodeAgentUnavailable, true, "The remote agent could not be reached."
 	case clienterr.KindUnauthorized:
-		e.Code, e.Message = delegation.CodeAgentUnavailable, "The remote agent refused the host's credentials."
+		e.Code, e.Message = delegation.CodeAuthRequired, "The remote agent refused the host's credentials (401/403): the agent's auth_ref or auth in the host config must change."
 	case clienterr.KindRejected:
 		e.Code, e.Message = delegation.CodeRemoteRejected, "The remote agent rejected the request."
 	case clienterr.KindTimeout:
@@ -649,13 +655,25 @@ func (f *inflight) publish(ev delegation.DelegationEvent) {
 	if ev.Kind == delegation.DelegationStarted {
 		if !f.begun {
 			f.begin(ev.Raw)
+			f.noteContextLost()
 		}
 		return
 	}
 	if !f.begun {
 		f.begin(nil)
+		f.noteContextLost()
 	}
 	f.send(ev)
+}
+
+// noteContextLost tells the user, right after subagent.started, that the
+// delegation's sticky context could not be read (under pubMu).
+func (f *inflight) noteContextLost() {
+	if f.ctxLost {
+		f.ctxLost = false
+		f.send(delegation.DelegationEvent{Kind: delegation.DelegationStatus, Status: StatusContextUnavailable,
+			Text: "The remote context this conversation used could not be read in time; this delegation starts a new one."})
+	}
 }
 
 // send fills the common fields, scrubs known secrets from every field, and

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -37,11 +38,26 @@ type Config struct {
 	Logger *slog.Logger
 	// CancelTimeout bounds one remote cancellation (default 5s).
 	CancelTimeout time.Duration
-	// CleanupInterval and CleanupAttempts tune the watcher that keeps
-	// cancelling a remote task whose cancellation was not confirmed
-	// (defaults 1s, doubling up to 30s, and 10 attempts).
-	CleanupInterval time.Duration
-	CleanupAttempts int
+	// CleanupInterval, CleanupAttempts, CleanupSlowInterval and
+	// CleanupRetention tune the watcher that keeps cancelling a remote task
+	// whose cancellation was not confirmed: the first retry comes after
+	// CleanupInterval (default 5s), each next one after twice the delay,
+	// every delay jittered (between half and all of it); a task gets at
+	// most CleanupAttempts cancellations (default 3, the first one
+	// included) in its first minute, then one every CleanupSlowInterval
+	// (default 1h, jittered) until CleanupRetention (default 24h) after the
+	// first.
+	CleanupInterval     time.Duration
+	CleanupAttempts     int
+	CleanupSlowInterval time.Duration
+	CleanupRetention    time.Duration
+	// CancelClaim, when set, is asked before the host sends a remote task
+	// its cancellation (every attempt): false means another process of a
+	// scaled-out host cancels that task, so this one does not (the
+	// cancellation counts as done here); an error means it cannot tell
+	// now (the cancellation counts as pending and is retried). Nil: every
+	// cancellation is sent.
+	CancelClaim func(ctx context.Context, runID, delegationID string) (bool, error)
 	// Contexts remembers the sticky remote contexts (default: in memory,
 	// NewMemoryContexts).
 	Contexts ContextStore
@@ -101,10 +117,16 @@ func (c *Config) defaults() {
 		c.CancelTimeout = 5 * time.Second
 	}
 	if c.CleanupInterval <= 0 {
-		c.CleanupInterval = time.Second
+		c.CleanupInterval = 5 * time.Second
 	}
 	if c.CleanupAttempts <= 0 {
-		c.CleanupAttempts = 10
+		c.CleanupAttempts = 3
+	}
+	if c.CleanupSlowInterval <= 0 {
+		c.CleanupSlowInterval = time.Hour
+	}
+	if c.CleanupRetention <= 0 {
+		c.CleanupRetention = 24 * time.Hour
 	}
 }
 
@@ -213,12 +235,13 @@ func New(ctx context.Context, cfg Config) (*Delegator, error) {
 		runs: map[string]*runState{}, active: map[string]*inflight{}, watchers: map[string]context.CancelFunc{}}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	if err := d.reg.Load(ctx); err != nil {
-		d.log.Warn("remote agent registry: startup problems", "error", d.reg.Secrets().Redact(err.Error()))
 		if cfg.FailOnCardError {
+			// The caller reports it (once, as the reason it cannot start).
 			d.cancel()
 			d.reg.Close()
 			return nil, fmt.Errorf("delegator: %w", err)
 		}
+		d.log.Warn("remote agent registry: startup problems", "error", d.reg.Secrets().Redact(err.Error()))
 	}
 	tools := []string{registry.ReservedToolName}
 	for _, k := range d.reg.Keys() {
@@ -542,15 +565,28 @@ func stickyKey(req Request, spec registry.RemoteAgentSpec) (ContextKey, bool) {
 // contextTimeout bounds one ContextStore call.
 const contextTimeout = 2 * time.Second
 
-func (d *Delegator) stickyContext(req Request, spec registry.RemoteAgentSpec) string {
+// stickyContext returns the remembered remote context for req ("" for
+// none); unreadable reports a remembered context that could not be read.
+func (d *Delegator) stickyContext(req Request, spec registry.RemoteAgentSpec) (id string, unreadable bool) {
 	k, ok := stickyKey(req, spec)
 	if !ok {
-		return ""
+		return "", false
 	}
 	ctx, cancel := context.WithTimeout(d.ctx, contextTimeout)
 	defer cancel()
-	id, _ := d.cfg.Contexts.Get(ctx, k)
-	return id
+	if l, ok := d.cfg.Contexts.(ContextLookup); ok {
+		var err error
+		id, _, err = l.Lookup(ctx, k)
+		if err != nil {
+			unreadable = true
+			if o, ok := d.cfg.Observer.(ContextObserver); ok {
+				o.StickyContextUnreadable(spec.Key)
+			}
+		}
+		return id, unreadable
+	}
+	id, _ = d.cfg.Contexts.Get(ctx, k)
+	return id, false
 }
 
 // maxStickyContexts bounds the remembered sticky contexts (MemoryContexts).
@@ -587,27 +623,43 @@ func (d *Delegator) onCorrelated(runID, delegationID, parentID string) {
 }
 
 // startWatcher keeps cancelling a remote task whose cancellation was not
-// confirmed, until it is, attempts run out, or the delegator closes.
+// confirmed, until it is, the retention ends, or the delegator closes.
 func (d *Delegator) startWatcher(f *inflight) {
+	if f.task == nil {
+		return
+	}
+	d.watch(f.id, f.log, func(ctx context.Context) remote.CancelOutcome { return f.cancelRemote(ctx, "cleanup") })
+}
+
+// watch runs a cleanup watcher (owned by the Delegator) for the task of
+// delegation id: cancel is retried on the schedule of cleanupDelay until
+// it is confirmed (or not needed), CleanupRetention after the first
+// attempt has passed, or the delegator closes. One watcher per delegation.
+func (d *Delegator) watch(id string, log *slog.Logger, cancel func(context.Context) remote.CancelOutcome) {
 	d.mu.Lock()
-	if d.closed || d.watchers[f.id] != nil || f.task == nil {
+	if d.closed || d.watchers[id] != nil {
 		d.mu.Unlock()
 		return
 	}
-	ctx, cancel := context.WithCancel(d.ctx)
-	d.watchers[f.id] = cancel
+	ctx, stop := context.WithCancel(d.ctx)
+	d.watchers[id] = stop
 	d.wg.Add(1)
 	d.mu.Unlock()
 	go func() {
 		defer d.wg.Done()
 		defer func() {
-			cancel()
+			stop()
 			d.mu.Lock()
-			delete(d.watchers, f.id)
+			delete(d.watchers, id)
 			d.mu.Unlock()
 		}()
-		wait := d.cfg.CleanupInterval
-		for i := 0; i < d.cfg.CleanupAttempts; i++ {
+		first := time.Now()
+		for attempt := 1; ; attempt++ { // attempt 1 was the cancellation that started the watcher
+			wait, ok := d.cleanupDelay(attempt, time.Since(first))
+			if !ok {
+				log.Warn("cleanup watcher gave up cancelling the remote task: its retention ended", "attempts", attempt)
+				return
+			}
 			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
@@ -615,14 +667,28 @@ func (d *Delegator) startWatcher(f *inflight) {
 				return
 			case <-t.C:
 			}
-			if out := f.cancelRemote(ctx, "cleanup"); out == remote.CancelConfirmed || out == remote.CancelNotNeeded {
-				f.log.Info("remote task cancellation confirmed by cleanup watcher", "attempt", i+1)
+			if out := cancel(ctx); out == remote.CancelConfirmed || out == remote.CancelNotNeeded {
+				log.Info("remote task cancellation confirmed by cleanup watcher", "attempt", attempt+1)
 				return
 			}
-			wait = min(wait*2, 30*time.Second)
 		}
-		f.log.Warn("cleanup watcher gave up cancelling the remote task")
 	}()
+}
+
+// cleanupDelay is how long a cleanup watcher waits before the next
+// cancellation of a task that had attempts of them, the first elapsed
+// ago: exponential from CleanupInterval while the task has had fewer than
+// CleanupAttempts and the next one still falls in its first minute, then
+// CleanupSlowInterval; each delay jittered to between half and all of
+// it. ok is false once the next attempt would fall after
+// CleanupRetention.
+func (d *Delegator) cleanupDelay(attempts int, elapsed time.Duration) (wait time.Duration, ok bool) {
+	wait = d.cfg.CleanupInterval << min(attempts-1, 20)
+	if attempts >= d.cfg.CleanupAttempts || wait <= 0 || elapsed+wait > time.Minute {
+		wait = max(d.cfg.CleanupSlowInterval, time.Minute-elapsed)
+	}
+	wait = wait/2 + rand.N(wait/2+1)
+	return wait, elapsed+wait <= d.cfg.CleanupRetention
 }
 
 // Close cancels every active delegation (cascading to the remote tasks,

@@ -660,7 +660,7 @@ func TestDelegateAuthFailureRedacted(t *testing.T) {
 	e := env.NewEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv)})
 	rec := e.Record(t, "run-auth")
 	res := e.D.Delegate(dt.Ctx(t), delegator.Request{RunID: "run-auth", Agent: "research", Objective: "x"})
-	if res.Error == nil || res.Error.Code != delegation.CodeAgentUnavailable || res.Error.Retryable {
+	if res.Error == nil || res.Error.Code != delegation.CodeAuthRequired || res.Error.Retryable {
 		t.Fatalf("result %+v", res)
 	}
 	evs := rec.WaitTerminals(t, 1)

@@ -28,8 +28,24 @@ func (d *Delegator) EndOrphan(ctx context.Context, rec audit.Record, code delega
 	out := remote.CancelNotNeeded
 	if rec.RemoteTaskID != "" {
 		cctx, cancel := context.WithTimeout(ctx, d.cfg.CancelTimeout)
-		out = d.cancelByID(cctx, rec, string(code))
+		if o, gated := d.cancelGate(cctx, rec.RunID, rec.DelegationID); gated {
+			out = o
+		} else {
+			out = d.cancelByID(cctx, rec, string(code))
+		}
 		cancel()
+		if out == remote.CancelPending {
+			// Retried gently, as a live delegation's (Config.CleanupInterval).
+			log := d.log.With("delegation_id", rec.DelegationID, "run_id", rec.RunID, "agent", rec.AgentKey)
+			d.watch(rec.DelegationID, log, func(ctx context.Context) remote.CancelOutcome {
+				cctx, cancel := context.WithTimeout(ctx, d.cfg.CancelTimeout)
+				defer cancel()
+				if o, gated := d.cancelGate(cctx, rec.RunID, rec.DelegationID); gated {
+					return o
+				}
+				return d.cancelByID(cctx, rec, "cleanup")
+			})
+		}
 	}
 	now := time.Now()
 	rec.Status = delegation.StatusCancelled
@@ -67,4 +83,23 @@ func (d *Delegator) cancelByID(ctx context.Context, rec audit.Record, reason str
 		"run_id": rec.RunID, "agent": rec.AgentKey, "requested_by": "agentadaptor"})
 	d.log.Info("cancelled an orphaned remote task", "agent", rec.AgentKey, "delegation_id", rec.DelegationID, "confirmed", out == remote.CancelConfirmed)
 	return out
+}
+
+// cancelGate asks Config.CancelClaim whether this process cancels the
+// delegation's remote task: gated is true when it must not send the
+// cancellation now, with the outcome to report (not needed: another
+// process cancels it; pending: unknown, retried).
+func (d *Delegator) cancelGate(ctx context.Context, runID, delegationID string) (out remote.CancelOutcome, gated bool) {
+	if d.cfg.CancelClaim == nil {
+		return 0, false
+	}
+	mine, err := d.cfg.CancelClaim(ctx, runID, delegationID)
+	switch {
+	case err != nil:
+		d.log.Warn("cannot tell which host replica cancels a remote task; retrying later", "delegation_id", delegationID, "run_id", runID, "error", err.Error())
+		return remote.CancelPending, true
+	case !mine:
+		return remote.CancelNotNeeded, true
+	}
+	return 0, false
 }

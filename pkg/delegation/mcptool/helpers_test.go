@@ -2,6 +2,7 @@ package mcptool_test
 
 import (
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -27,8 +28,16 @@ type mcpEnv struct {
 // (the MCP server first).
 func newEnv(t *testing.T, specs []registry.RemoteAgentSpec, mod ...func(*env.Config)) *mcpEnv {
 	t.Helper()
+	return newEnvWith(t, specs, mcptool.Config{ProgressInterval: 10 * time.Millisecond}, mod...)
+}
+
+// newEnvWith is newEnv with the MCP server's configuration cfg (its
+// Delegator is set here).
+func newEnvWith(t *testing.T, specs []registry.RemoteAgentSpec, cfg mcptool.Config, mod ...func(*env.Config)) *mcpEnv {
+	t.Helper()
 	e := env.NewEnv(t, specs, mod...)
-	srv, err := mcptool.New(mcptool.Config{Delegator: e.D})
+	cfg.Delegator = e.D
+	srv, err := mcptool.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

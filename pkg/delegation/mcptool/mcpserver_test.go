@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	agentadaptor "github.com/seed0634/agentadaptor"
@@ -348,15 +349,41 @@ func TestMCPEventsWhileBlockedAndProgress(t *testing.T) {
 	if evs[0].Kind != delegation.DelegationStarted || evs[0].ParentToolCallID != "call-1" {
 		t.Errorf("first event %+v", evs[0])
 	}
+	// While the call is blocked, the newest host-written line arrives.
+	dt.WaitUntil(t, "progress notifications", func() bool { return len(c.progressMsgs()) > 0 })
 	srv.Release(a2a.TaskID(evs[len(evs)-1].RemoteTaskID))
 	if out := <-done; out["status"] != "completed" {
 		t.Errorf("result %v", out)
 	}
-	dt.WaitUntil(t, "progress notifications", func() bool { return len(c.progressMsgs()) > 0 })
-	for _, m := range c.progressMsgs() {
+	msgs := c.progressMsgs()
+	for _, m := range msgs {
 		if strings.Contains(m, "partial") || strings.Contains(m, "step one") {
 			t.Errorf("remote text leaked into progress: %q", m)
 		}
+		if strings.Contains(m, "completed") {
+			t.Errorf("a progress line for the terminal state (the result says it): %q", m)
+		}
+	}
+}
+
+// A delegation that ends before the progress interval has passed sends
+// the parent no progress notification at all: one MCP message, its result.
+// (The interval is an hour, so no timer can fire during the test; the
+// server writes notifications before the result on the same stream.)
+func TestMCPQuickDelegationSendsNoProgress(t *testing.T) {
+	dt.CheckLeaks(t)
+	srv := dt.StreamingFake(t, fakea2a.Working("step one"), fakea2a.TextChunks("partial ", "text"), fakea2a.Completed("done"))
+	e := newEnvWith(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv)}, mcptool.Config{ProgressInterval: time.Hour})
+	e.ensureRun(t, "run-1", tokenA)
+	c, err := e.connect(t, tokenA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, out := call(t, dt.Ctx(t), c, mcptool.ToolName, map[string]any{"agent": "research", "objective": "x"}, nil); out["status"] != "completed" {
+		t.Fatalf("result %v", out)
+	}
+	if msgs := c.progressMsgs(); len(msgs) != 0 {
+		t.Errorf("progress %q, want none", msgs)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/net/netutil"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
@@ -49,7 +50,19 @@ type Config struct {
 	ToolTimeoutMargin time.Duration
 	// Logger receives operational logs (default: discard).
 	Logger *slog.Logger
+	// MaxConnections bounds the endpoint's open connections (default
+	// DefaultMaxConnections); beyond it a new connection waits to be
+	// accepted until another closes.
+	MaxConnections int
+
+	// ProgressInterval paces a tool call's MCP progress notifications: the
+	// first waits this long and then one goes at most this often, the
+	// newest line winning; a call that ends sooner sends none (default 1s).
+	ProgressInterval time.Duration
 }
+
+// DefaultMaxConnections is Config.MaxConnections when it is 0.
+const DefaultMaxConnections = 1024
 
 // Server is the delegation MCP server: a streamable-HTTP MCP endpoint on
 // loopback offering delegate_to_agent and the registry's shortcut tools,
@@ -57,8 +70,9 @@ type Config struct {
 // hands to runs.
 //
 // Goroutine ownership: New starts one goroutine serving the listener; each
-// tool call runs on the MCP server's request goroutine plus one
-// progress-notification goroutine that ends with the call. Close stops the
+// tool call runs on the MCP server's request goroutine, plus, while a
+// progress notification is being sent, the goroutine of the timer that
+// sends it; the call waits for it before it returns. Close stops the
 // listener and closes every MCP session, then waits for the serving
 // goroutine. It does not close the Delegator.
 type Server struct {
@@ -81,8 +95,10 @@ type Server struct {
 type runState struct {
 	id         string
 	sessionKey string
-	tokens     int
-	sessions   map[*mcp.ServerSession]bool
+	// tokens counts the live service instances per token hash: one run's
+	// instances share its token, which is revoked with the last of them.
+	tokens   map[[32]byte]int
+	sessions map[*mcp.ServerSession]bool
 }
 
 // ErrClosed is returned by the runtime service once the Server is closed.
@@ -101,6 +117,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ProgressInterval <= 0 {
+		cfg.ProgressInterval = defaultProgressInterval
 	}
 	host, _, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
@@ -136,6 +155,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcptool: listen %s: %w", cfg.Addr, err)
 	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
+	}
+	ln = netutil.LimitListener(ln, cfg.MaxConnections)
 	s.ln = ln
 	s.url = "http://" + ln.Addr().String() + Path
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
@@ -252,7 +275,7 @@ func (s *Server) toolHandler(fixedAgent string) mcp.ToolHandler {
 		dreq.RunID, dreq.SessionKey = rs.id, rs.sessionKey
 		dreq.ParentToolCallID = ParentToolCallIDFromMeta(req.Params.Meta)
 		s.rememberSession(rs, req.Session)
-		p := startProgress(ctx, req)
+		p := startProgress(ctx, req, s.cfg.ProgressInterval, realAfter)
 		dreq.OnEvent = p.event
 		res := s.d.Delegate(ctx, dreq)
 		p.stop()
@@ -296,11 +319,11 @@ func (m runtimeManager) Ensure(_ context.Context, req agentadaptor.RuntimeServic
 		if err := s.d.BeginRun(req.RunID); err != nil {
 			return nil, err
 		}
-		rs = &runState{id: req.RunID, sessionKey: req.SessionKey, sessions: map[*mcp.ServerSession]bool{}}
+		rs = &runState{id: req.RunID, sessionKey: req.SessionKey, tokens: map[[32]byte]int{}, sessions: map[*mcp.ServerSession]bool{}}
 		s.runs[req.RunID] = rs
 	}
 	h := tokenHash(req.RunToken)
-	rs.tokens++
+	rs.tokens[h]++
 	s.tokens[h] = rs
 	return &runService{s: s, runID: req.RunID, hash: h, ref: agentadaptor.RuntimeServiceRef{
 		ID: ServiceID, Name: ServiceID, URL: s.url,
@@ -337,13 +360,17 @@ func (r *runService) Release(ctx context.Context) error {
 func (r *runService) release(ctx context.Context) error {
 	s := r.s
 	s.mu.Lock()
-	delete(s.tokens, r.hash)
 	rs := s.runs[r.runID]
 	if rs == nil {
+		delete(s.tokens, r.hash)
 		s.mu.Unlock()
 		return nil
 	}
-	if rs.tokens--; rs.tokens > 0 {
+	if rs.tokens[r.hash]--; rs.tokens[r.hash] <= 0 {
+		delete(rs.tokens, r.hash)
+		delete(s.tokens, r.hash) // no live instance uses this token any more
+	}
+	if len(rs.tokens) > 0 {
 		s.mu.Unlock()
 		return nil // another service instance of the same run is still live
 	}

@@ -355,8 +355,18 @@ func (r *Registry) Load(ctx context.Context) error {
 		if e.spec.FetchCard != FetchCardStartup || e.spec.Protocol != delegation.ProtocolA2A {
 			continue
 		}
-		if _, cerr := r.connect(ctx, e); cerr != nil {
-			errs = append(errs, fmt.Errorf("remote agent %q: %w", k, cerr))
+		a, cerr := r.connect(ctx, e)
+		if cerr == nil {
+			// The card is public: prove the credential with one
+			// authenticated call where the protocol offers one.
+			if cc, ok := a.(remote.CredentialChecker); ok {
+				if err := cc.CheckCredentials(ctx); err != nil {
+					cerr = r.connectError(k, err)
+				}
+			}
+		}
+		if cerr != nil {
+			errs = append(errs, &StartupError{Key: k, Err: cerr})
 			if cerr.Permanent {
 				e.mu.Lock()
 				e.rejected = cerr
@@ -366,6 +376,17 @@ func (r *Registry) Load(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// StartupError is one agent's failure in [Registry.Load].
+type StartupError struct {
+	// Key is the agent's registry key.
+	Key string
+	// Err is why it failed; its Cause has the detail for the operator.
+	Err *ConnectError
+}
+
+func (e *StartupError) Error() string { return fmt.Sprintf("remote agent %q: %v", e.Key, e.Err) }
+func (e *StartupError) Unwrap() error { return e.Err }
 
 // ConnectError is why an agent could not be connected. Failure is what
 // the model and the UI may see (no URLs, no payloads); Cause is the detail
@@ -461,7 +482,9 @@ func (r *Registry) connectError(key string, err error) *ConnectError {
 		ce.Permanent = true
 		ce.Failure.Message = fmt.Sprintf("Agent %q is misconfigured on the host (its card or credential was rejected); the host log has the details.", key)
 	case kind == clienterr.KindUnauthorized:
-		ce.Failure.Message = fmt.Sprintf("Agent %q refused the host's credentials.", key)
+		ce.Permanent = true
+		ce.Failure.Code = delegation.CodeAuthRequired
+		ce.Failure.Message = fmt.Sprintf("Agent %q refused the host's credentials (401/403): the agent's auth_ref or auth in the host config must change.", key)
 	default:
 		ce.Failure.Retryable = true
 		ce.Failure.Message = fmt.Sprintf("Agent %q could not be reached; the host log has the details.", key)

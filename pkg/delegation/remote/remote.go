@@ -103,6 +103,18 @@ type Agent interface {
 	Close() error
 }
 
+// CredentialChecker is an [Agent] that can prove the host's credentials
+// with one authenticated call that changes nothing at the remote. The
+// registry calls it for agents checked at startup (fetch_card: startup): an
+// agent card is public, so fetching it proves nothing about the
+// credential. It returns an error of kind Unauthorized
+// (pkg/clients/clienterr) when the remote refuses the credential, nil when
+// the remote accepts it or the check does not apply (no security scheme
+// declared).
+type CredentialChecker interface {
+	CheckCredentials(ctx context.Context) error
+}
+
 // TaskSpec is one delegated task as the delegator hands it to a protocol.
 type TaskSpec struct {
 	// DelegationID is the host's id of the delegation (sent as metadata).

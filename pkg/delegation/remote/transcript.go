@@ -493,19 +493,39 @@ func (t *Transcript) announce(acc *artAcc) []delegation.DelegationEvent {
 	case t.stored >= t.cfg.MaxArtifacts:
 		art.Error = &delegation.DelegationError{Code: delegation.CodeArtifactTooLarge, Message: fmt.Sprintf("more than %d artifacts; %q was not stored", t.cfg.MaxArtifacts, acc.meta.Name)}
 	case t.cfg.Put != nil:
-		uri, err := t.cfg.Put(acc.meta, acc.content)
+		// Like every other remote-chosen string, the content is scrubbed of
+		// the host's secrets before it is kept: the whole artifact, as
+		// assembled from its chunks (a secret split across two chunks is
+		// found), whatever its media type (a secret's bytes anywhere).
+		content, redacted := t.redactContent(acc.content)
+		uri, err := t.cfg.Put(acc.meta, content)
 		if err != nil {
 			art.Error = &delegation.DelegationError{Code: delegation.CodeArtifactTooLarge, Message: fmt.Sprintf("artifact %q could not be stored: host artifact store is full", acc.meta.Name)}
 		} else {
 			art.URI = uri
+			art.Redacted, art.SizeBytes = redacted, int64(len(content))
 			t.stored++
 		}
 	}
 	acc.content = nil // stored out of band; never kept in memory twice
 	if len(t.listed) < maxTrackedArts {
-		t.listed = append(t.listed, delegation.ResultArtifact{ID: art.ID, Name: art.Name, MimeType: art.MimeType, URI: art.URI, Error: art.Error})
+		t.listed = append(t.listed, delegation.ResultArtifact{ID: art.ID, Name: art.Name, MimeType: art.MimeType, URI: art.URI, Error: art.Error, Redacted: art.Redacted})
 	}
 	return []delegation.DelegationEvent{{Kind: delegation.DelegationArtifactCreated, Artifact: art, RemoteArtifactID: sanitize.ID(acc.remoteID)}}
+}
+
+// redactContent returns content with every known secret replaced by
+// [REDACTED] (authref.Redacted), and whether there was one. Go strings
+// hold any bytes, so binary content is scrubbed the same way as text.
+func (t *Transcript) redactContent(content []byte) ([]byte, bool) {
+	if t.cfg.Secrets == nil || len(content) == 0 {
+		return content, false
+	}
+	s := string(content)
+	if r := t.cfg.Secrets.Redact(s); r != s {
+		return []byte(r), true
+	}
+	return content, false
 }
 
 // Finish closes open text messages, announces pending artifacts and

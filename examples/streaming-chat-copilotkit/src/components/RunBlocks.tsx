@@ -95,6 +95,20 @@ function RunFooter({ run }: { run: RunView }) {
         </div>
       );
     case "interrupted":
+      if (run.connection?.gone) {
+        // The host answered and no longer knows the run (it ended while
+        // this page was away, or the host restarted): not a lost connection.
+        return (
+          <div className="run-footer" data-testid="run-gone">
+            <StatusBadge status="disconnected" testId="run-status" label="Run ended on the host" />
+            <div className="error-line" role="status">
+              <span>
+                {run.connection.reason} Its outcome is unknown; send a new message to go on.
+              </span>
+            </div>
+          </div>
+        );
+      }
       return (
         <div className="run-footer run-footer-lost" data-testid="connection-lost">
           <StatusBadge status="interrupted" testId="run-status" label="Connection lost" />

@@ -1,4 +1,4 @@
-import { useContext } from "react";
+import { useContext, useLayoutEffect, useRef, useState } from "react";
 import { artifactHref, parseToolResult } from "../model/links";
 import { delegationsOf, toolCardStatus } from "../model/reducer";
 import type { DelegationResult, RunView, ToolCallView } from "../model/types";
@@ -77,8 +77,7 @@ function ResultSection({ runId, raw, parsed, showError }: { runId: string; raw: 
   const error = parsed?.error;
   return (
     <section className="tool-result" data-testid="tool-result" data-status={parsed?.status ? String(parsed.status) : undefined} aria-label="Tool result">
-      <span className="tool-kicker">Result returned to the parent</span>
-      {parsed?.summary && <Markdown text={parsed.summary} className="tool-result-summary" testId="tool-result-summary" />}
+      {parsed?.summary ? <ClampedSummary text={parsed.summary} /> : <span className="tool-kicker">Result returned to the parent</span>}
       {error && showError && (
         <ErrorLine
           error={{
@@ -98,6 +97,41 @@ function ResultSection({ runId, raw, parsed, showError }: { runId: string; raw: 
         </details>
       )}
     </section>
+  );
+}
+
+/**
+ * The result's summary, clamped to a few lines with "Show all": the parent's
+ * own reply follows it, and the whole exchange (the user's message to the
+ * run's end) should fit the screen.
+ */
+function ClampedSummary({ text }: { text: string }) {
+  const box = useRef<HTMLDivElement>(null);
+  const [open, setOpen] = useState(false);
+  const [clipped, setClipped] = useState(false);
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const check = () => setClipped(el.scrollHeight > el.clientHeight + 1);
+    check();
+    const ro = new ResizeObserver(check);
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, [text, open]);
+  return (
+    <>
+      <div className="summary-head">
+        <span className="tool-kicker">Result returned to the parent</span>
+        {(clipped || open) && (
+          <button type="button" className="btn-inline" data-testid="summary-toggle" aria-expanded={open} onClick={() => setOpen(!open)}>
+            {open ? "Show less" : "Show all"}
+          </button>
+        )}
+      </div>
+      <div ref={box} className={open ? "summary-box" : "summary-box clamped"} data-clamped={!open && clipped ? "true" : undefined}>
+        <Markdown text={text} className="tool-result-summary" testId="tool-result-summary" />
+      </div>
+    </>
   );
 }
 

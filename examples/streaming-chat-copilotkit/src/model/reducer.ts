@@ -535,13 +535,16 @@ export type ChatPhase = "idle" | "working" | "waiting" | "reconnecting" | "offli
  * What the header says about the conversation: working while a run streams,
  * waiting when a subagent needs the user's answer, reconnecting while a
  * dropped stream is re-attached, offline when the connection to the last
- * run was lost.
+ * run was lost (not when the host answered that it no longer knows the run).
  */
 export function chatPhase(state: ChatState, busy: boolean, reconnecting: boolean): ChatPhase {
   if (reconnecting) return "reconnecting";
   if (pendingQuestions(state).length > 0) return "waiting";
   if (busy || activeRun(state)) return "working";
-  return lastRun(state)?.status === "interrupted" ? "offline" : "idle";
+  // A run the host no longer knows (it answered 404: the run ended, or the
+  // host restarted) is over: the host is there and ready for a message.
+  const last = lastRun(state);
+  return last?.status === "interrupted" && !last.connection?.gone ? "offline" : "idle";
 }
 
 /** An error as one short line, with the rest (full message, code, flags) as detail. */

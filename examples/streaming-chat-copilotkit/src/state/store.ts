@@ -6,6 +6,7 @@
 import type { Message } from "@ag-ui/client";
 import { HostAgent, HostHttpError } from "../agent/HostAgent";
 import { cancelUrl, inputUrl } from "../model/links";
+import { LOGOUT_URL } from "../model/session";
 import { clear, load, loadResume, save } from "../model/persist";
 import { activeRun, initialState, reduce } from "../model/reducer";
 import type { Action, ChatState, RunView } from "../model/types";
@@ -35,6 +36,7 @@ export class ChatStore {
   private busy = false;
   private reconnecting = false;
   private leaving = false;
+  private signedOut = false;
   private lastError: unknown;
   private fatal = false;
   private readonly maxReattach: number;
@@ -84,6 +86,7 @@ export class ChatStore {
   flush = (): void => {
     if (this.saveTimer !== undefined) clearTimeout(this.saveTimer);
     this.saveTimer = undefined;
+    if (this.signedOut) return;
     save(this.storage, { threadId: this.threadIdValue, state: this.state });
   };
 
@@ -202,6 +205,26 @@ export class ChatStore {
     this.lastError = undefined;
     this.dispatch({ kind: "reset" });
     this.flush();
+  }
+
+  /**
+   * Signs out: the host revokes the session (POST /logout) and this tab
+   * forgets the conversation, so the next person at this browser sees
+   * neither. Resolves to an error message or undefined; the caller then
+   * opens / (the sign-in page).
+   */
+  async signOut(): Promise<string | undefined> {
+    try {
+      const res = await fetch(LOGOUT_URL, { method: "POST" });
+      if (!res.ok) return `The host answered HTTP ${res.status}.`;
+    } catch {
+      return "The host could not be reached.";
+    }
+    this.signedOut = true;
+    this.leaving = true;
+    this.agent.abortRun();
+    clear(this.storage);
+    return undefined;
   }
 
   /** Runs one stream to its end; a run left open is re-attached (bounded), then marked disconnected. */

@@ -1,0 +1,85 @@
+// Package conntest is test support: it checks that a server bounds its
+// open connections ([CheckLimit]). Only tests import it.
+package conntest
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Window is how long CheckLimit gives a server to serve a connection
+// beyond its bound before closing one of the others. It is not a timing
+// assertion: with a bound the outcome does not depend on it (the extra
+// connection is served only after the close, however long anything takes);
+// it only gives a server without one the chance to show it.
+const Window = 300 * time.Millisecond
+
+// CheckLimit checks that the server at addr serves at most n connections
+// at once: n keep-alive connections each get a response to GET path (and
+// stay open), then an n+1th connection's request is not answered until
+// one of the n closes, and then it is.
+func CheckLimit(t testing.TB, addr string, n int, path string) {
+	t.Helper()
+	req := "GET " + path + " HTTP/1.1\r\nHost: " + addr + "\r\nUser-Agent: conntest\r\n\r\n"
+	get := func(c net.Conn, br *bufio.Reader) (int, error) {
+		if _, err := io.WriteString(c, req); err != nil {
+			return 0, err
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return 0, err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, err
+	}
+	dial := func() (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(time.Now().Add(60 * time.Second))
+		t.Cleanup(func() { c.Close() })
+		return c, bufio.NewReader(c)
+	}
+	var open []net.Conn
+	for i := range n {
+		c, br := dial()
+		if _, err := get(c, br); err != nil {
+			t.Fatalf("connection %d of the bound %d was not served: %v", i+1, n, err)
+		}
+		open = append(open, c)
+	}
+	extra, br := dial()
+	var closed atomic.Bool
+	type answer struct {
+		status      int
+		err         error
+		afterClosed bool
+	}
+	got := make(chan answer, 1)
+	go func() {
+		status, err := get(extra, br)
+		got <- answer{status, err, closed.Load()}
+	}()
+	select {
+	case a := <-got:
+		t.Fatalf("connection %d was served (status %d, %v) while %d were open", n+1, a.status, a.err, n)
+	case <-time.After(Window):
+	}
+	closed.Store(true)
+	open[0].Close()
+	select {
+	case a := <-got:
+		if a.err != nil || a.status == 0 || !a.afterClosed {
+			t.Fatalf("connection %d after one closed: status %d, %v (after the close: %v)", n+1, a.status, a.err, a.afterClosed)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("connection %d was not served after one of the %d closed", n+1, n)
+	}
+}
