@@ -227,11 +227,13 @@ func (h *Hub) start(handle *agentadaptor.RunHandle, threadID, runID, owner strin
 	return st.served
 }
 
-// served returns the stream the hub serves the clients of runID.
-func (h *Hub) served(runID string) (*Stream, bool) {
+// served returns the stream the hub serves the clients of the run with
+// the given run key: the merged stream, or what its journal committed (a
+// ServingJournal).
+func (h *Hub) served(key string) (*Stream, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	st, ok := h.streams[runID]
+	st, ok := h.streams[key]
 	if !ok {
 		return nil, false
 	}
@@ -301,7 +303,7 @@ func (h *Hub) EventsHandler() http.Handler {
 		// The runId is looked up in the caller's namespace: another
 		// principal's run with this runId is not there.
 		key := sse.RunKey(h.requester(r), runID)
-		st, ok := h.Stream(key)
+		st, ok := h.served(key)
 		if owner, known := h.Owner(key); ok && known && owner != h.requester(r) {
 			ok = false // never another principal's run (defence in depth: the key says whose it is)
 		}
