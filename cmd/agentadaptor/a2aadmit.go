@@ -37,17 +37,24 @@ func admitA2A(g *httpguard.Guard, next http.Handler) http.Handler {
 		if refusal.status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentadaptor a2a serve"`)
 		}
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(refusal.status)
-		var body any = map[string]any{"error": map[string]any{
+		v1 := map[string]any{
 			"code": refusal.status, "status": refusal.grpcStatus, "message": refusal.msg,
 			"details": []any{map[string]any{
 				"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": refusal.reason, "domain": "a2a-protocol.org",
 			}},
-		}}
-		if p := strings.TrimSuffix(r.URL.Path, "/"); p == a2abridge.PathJSONRPC {
+		}
+		var body any = map[string]any{"error": v1}
+		p := strings.TrimSuffix(r.URL.Path, "/")
+		switch {
+		case p == a2abridge.PathJSONRPC:
 			body = map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": refusal.rpcCode, "message": refusal.msg}}
+		case strings.HasPrefix(p, a2abridge.PathREST+"/v1/") || strings.HasPrefix(r.Header.Get("A2A-Version"), "0.3"):
+			// A 0.3 HTTP+JSON request: the 0.3 error object, with the 1.0
+			// one beside it (docs/design.md#event-mapping).
+			body = map[string]any{"code": refusal.rpcCode, "message": refusal.msg, "error": v1}
 		}
 		_ = json.NewEncoder(w).Encode(body)
 	})

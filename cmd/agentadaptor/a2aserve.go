@@ -59,6 +59,7 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.Var(&agentArgs, "arg", "an argument of the agent (acp adapter, repeatable), e.g. --arg=--experimental-acp")
 	workDir := fs.String("work-dir", "", "working directory of the agent (default: current)")
 	timeout := fs.Duration("timeout", 0, "stop each turn after this long (0 = no limit)")
+	maxActive := fs.Int("max-active-tasks", 8, "task turns (agent CLI processes) running at once; beyond it a new message is refused (HTTP+JSON 429 with Retry-After), running tasks are unaffected")
 	exposeReasoning := fs.Bool("expose-reasoning", false, "publish reasoning as working status messages")
 	exposeTools := fs.Bool("expose-tool-calls", false, "publish tool calls and results as working status messages")
 	exposeDiag := fs.Bool("expose-diagnostics", false, "publish diagnostics as working status messages")
@@ -80,6 +81,9 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	if *adapterName == "scripted" && *scenario == "" {
 		return usageErr("the scripted adapter needs --scenario FILE")
+	}
+	if *maxActive < 1 {
+		return usageErr("--max-active-tasks %d: must be at least 1", *maxActive)
 	}
 	// Keep the processes we start from reading our environment and memory.
 	if err := hideProcess(); err != nil {
@@ -184,10 +188,12 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	base := strings.TrimRight(public.String(), "/")
 	bridge, err := a2abridge.NewServer(a2abridge.Config{
 		SDK: sdk, Adapter: adapter.Name(), RunOptions: opts, Logger: logger,
-		Exposure:  a2abridge.Exposure{Reasoning: *exposeReasoning, ToolCalls: *exposeTools, Diagnostics: *exposeDiag},
-		Card:      a2abridge.CardOptions{Name: *name, Description: *description, BaseURL: base, GRPCAddr: cardGRPC, BearerAuth: len(tokens) > 0},
-		Principal: httpguard.Principal,
-		Observer:  tel.TurnObserver(),
+		Exposure:       a2abridge.Exposure{Reasoning: *exposeReasoning, ToolCalls: *exposeTools, Diagnostics: *exposeDiag},
+		Card:           a2abridge.CardOptions{Name: *name, Description: *description, BaseURL: base, GRPCAddr: cardGRPC, BearerAuth: len(tokens) > 0},
+		Principal:      httpguard.Principal,
+		Observer:       tel.TurnObserver(),
+		MaxActiveTasks: *maxActive,
+		OnRefused:      tel.OnRefused(),
 	})
 	if err != nil {
 		return usageErr("%v", err)

@@ -204,6 +204,7 @@ func TestA2AServeAdmission(t *testing.T) {
 		{"a wrong scheme", httpCall{method: "POST", path: "/a2a/jsonrpc", ct: "application/json", body: sendMessageRPC,
 			header: map[string]string{"Authorization": "Basic " + testToken}}, 401, -31401},
 		{"no token on REST", httpCall{method: "GET", path: "/a2a/rest/tasks"}, 401, 0},
+		{"no token on 0.3 REST", httpCall{method: "GET", path: "/a2a/rest/v1/tasks/x"}, 401, -31401},
 		{"the token", httpCall{method: "POST", path: "/a2a/jsonrpc", ct: "application/json", body: sendMessageRPC, header: bearer}, 200, 0},
 		{"text/plain with the token", httpCall{method: "POST", path: "/a2a/jsonrpc", ct: "text/plain", body: sendMessageRPC, header: bearer}, 415, -32005},
 		{"a cross-site text/plain form post (no CORS preflight)", httpCall{method: "POST", path: "/a2a/jsonrpc", ct: "text/plain", body: sendMessageRPC,
@@ -225,9 +226,15 @@ func TestA2AServeAdmission(t *testing.T) {
 			}
 			if tt.rpc != 0 {
 				var r struct {
+					Code  int
 					Error struct{ Code int } `json:"error"`
 				}
-				if err := json.Unmarshal(b, &r); err != nil || r.Error.Code != tt.rpc {
+				err := json.Unmarshal(b, &r)
+				code := r.Error.Code
+				if strings.HasPrefix(tt.call.path, "/a2a/rest/v1/") {
+					code = r.Code // the 0.3 error object
+				}
+				if err != nil || code != tt.rpc {
 					t.Errorf("JSON-RPC error %s, want code %d", b, tt.rpc)
 				}
 			}

@@ -26,7 +26,8 @@ import (
 const JSRemoteScript = "tests/node/a2a-js-remote.mjs"
 
 // JSRemoteRecordings returns the directory of the recorded wire traffic of
-// JSRemoteScript (card.json, then one directory per scenario).
+// JSRemoteScript (card.json and card-poll.json, then one directory per
+// scenario).
 func JSRemoteRecordings() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "testdata", "jsa2a")
@@ -121,12 +122,12 @@ type ReplayedCall struct {
 // (JSRemoteRecordings) on loopback, byte for byte except for the card's
 // base URL and each response's JSON-RPC id (the live request's). A request
 // gets the next recorded response of its scenario: the one its message
-// text names (as JSRemoteScript chooses: "ask", "fail", "cancel", else
-// generic), or, for a message to a task, the scenario
+// text names (JSScenarioOf), or, for a request about a task, the scenario
 // whose recording holds that task. Closed when the test ends.
 type JSReplay struct {
-	srv  *httptest.Server
-	card []byte
+	srv      *httptest.Server
+	card     []byte
+	cardPoll []byte // the same agent, not streaming
 
 	mu        sync.Mutex
 	scenarios map[string][]*exchange
@@ -142,7 +143,11 @@ func ReplayJSRemote(t testing.TB) *JSReplay {
 	if err != nil {
 		t.Fatalf("recordings of %s: %v (record them with AGENTADAPTOR_RECORD_JSA2A=1, see pkg/delegation/a2aremote)", JSRemoteScript, err)
 	}
-	r := &JSReplay{card: card, scenarios: map[string][]*exchange{}, next: map[string]int{}}
+	cardPoll, err := os.ReadFile(filepath.Join(dir, "card-poll.json"))
+	if err != nil {
+		t.Fatalf("recordings of %s: %v", JSRemoteScript, err)
+	}
+	r := &JSReplay{card: card, cardPoll: cardPoll, scenarios: map[string][]*exchange{}, next: map[string]int{}}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -241,6 +246,27 @@ func (r *rpcRequest) text() string {
 // CardURL is the replayed agent card's URL.
 func (r *JSReplay) CardURL() string { return r.srv.URL + "/.well-known/agent-card.json" }
 
+// PollCardURL is the replayed card of the same agent that does not stream.
+func (r *JSReplay) PollCardURL() string { return r.srv.URL + "/poll/.well-known/agent-card.json" }
+
+// JSScenarioOf names the scenario of JSRemoteScript a message text asks
+// for, as the script itself (its scenarioOf) does: "[poll]", "[early]" or
+// "[result]" in the text; else the first keyword the text contains: "ask"
+// (ask), "fail" (failed), "cancel" (canceled); else "generic".
+func JSScenarioOf(text string) string {
+	for _, name := range []string{"poll", "early", "result"} {
+		if strings.Contains(text, "["+name+"]") {
+			return name
+		}
+	}
+	for _, k := range []struct{ keyword, scenario string }{{"ask", "ask"}, {"fail", "failed"}, {"cancel", "canceled"}} {
+		if strings.Contains(text, k.keyword) {
+			return k.scenario
+		}
+	}
+	return "generic"
+}
+
 // Calls returns the requests served so far, in order.
 func (r *JSReplay) Calls() []ReplayedCall {
 	r.mu.Lock()
@@ -258,9 +284,13 @@ func (r *JSReplay) Recorded(scenario string) []string {
 }
 
 func (r *JSReplay) serve(w http.ResponseWriter, req *http.Request) {
-	if req.Method == http.MethodGet && req.URL.Path == "/.well-known/agent-card.json" {
+	if req.Method == http.MethodGet && (req.URL.Path == "/.well-known/agent-card.json" || req.URL.Path == "/poll/.well-known/agent-card.json") {
+		card := r.card
+		if strings.HasPrefix(req.URL.Path, "/poll/") {
+			card = r.cardPoll
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(bytes.ReplaceAll(r.card, []byte("{{BASE}}"), []byte(r.srv.URL)))
+		_, _ = w.Write(bytes.ReplaceAll(card, []byte("{{BASE}}"), []byte(r.srv.URL)))
 		return
 	}
 	if req.Method != http.MethodPost || req.URL.Path != "/jsonrpc" {
@@ -309,22 +339,11 @@ func (r *JSReplay) record(c ReplayedCall) {
 	r.calls = append(r.calls, c)
 }
 
-// scenarioOfText is the scenario JSRemoteScript chooses for a message's
-// text (its scenarioOf): the first keyword the text contains.
-func scenarioOfText(text string) string {
-	for _, k := range []struct{ keyword, scenario string }{{"ask", "ask"}, {"fail", "failed"}, {"cancel", "canceled"}} {
-		if strings.Contains(text, k.keyword) {
-			return k.scenario
-		}
-	}
-	return "generic"
-}
-
 // take returns the next recorded exchange for rpc's scenario.
 func (r *JSReplay) take(rpc *rpcRequest) *exchange {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	scenario := scenarioOfText(rpc.text())
+	scenario := JSScenarioOf(rpc.text())
 	if id := rpc.taskID(); id != "" {
 		for name, xs := range r.scenarios {
 			for _, x := range xs {

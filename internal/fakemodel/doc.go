@@ -4,7 +4,12 @@
 //   - [Anthropic]: the Anthropic Messages API as Claude Code calls it
 //     (POST /v1/messages with stream:true, answered as SSE; HEAD / answered 200);
 //   - [OpenAI]: the OpenAI Responses API as Codex calls it
-//     (POST /v1/responses, answered as SSE).
+//     (POST /v1/responses, answered as SSE);
+//   - [Gemini]: the Gemini API (v1beta streamGenerateContent as SSE, with
+//     text, thought and functionCall parts; generateContent side tasks;
+//     countTokens) as Gemini CLI and Gemini CLI's A2A server call it through
+//     @google/genai, pointed at it by GOOGLE_GEMINI_BASE_URL; it counts the
+//     answers a client abandoned ([Gemini.Aborted]).
 //
 // Each server replays a queue of [Turn] values, one per model request: plain
 // text, a call of a named MCP tool, a final text that quotes the previous tool

@@ -193,3 +193,84 @@ func TestAwaitRequests(t *testing.T) {
 		t.Errorf("err %v, want context.Canceled", err)
 	}
 }
+
+func TestGemini(t *testing.T) {
+	g := NewGemini(
+		Turn{Text: "asking", Chunks: 1, Thinking: "hmm", Tool: &ToolCall{Server: "a2a-delegation", Tool: "delegate_to_agent", Args: map[string]any{"task": "x"}, ID: "gem-1"}},
+		Turn{Text: "got {{result}}"},
+		Turn{Status: 500},
+	)
+	defer g.Close()
+	const stream = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+	tests := []struct {
+		name, path, body string
+		status           int
+		contains         []string
+	}{
+		{"tool call", stream, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, 200,
+			[]string{`"thought":true`, `"text":"hmm"`, `"text":"asking"`, `"name":"mcp_a2a-delegation_delegate_to_agent"`, `"id":"gem-1"`, `"finishReason":"STOP"`, `"usageMetadata"`}},
+		// A side task answers JSON and does not take the next turn.
+		{"side task", "/v1beta/models/gemini-2.5-flash:generateContent", `{"contents":[]}`, 200, []string{`next_speaker`}},
+		{"templated result", stream, `{"contents":[{"role":"user","parts":[{"functionResponse":{"name":"x","response":{"output":"<untrusted_context>DONE</untrusted_context>"}}}]}]}`, 200,
+			[]string{`"text":"got"`, `"text":" DO"`}},
+		{"http 500", stream, `{"contents":[]}`, 500, []string{`"code":500`}},
+		{"fallback", stream, `{"contents":[]}`, 200, []string{`"text":"o"`, `"text":"k"`}},
+		{"count tokens", "/v1beta/models/gemini-2.5-flash:countTokens", `{}`, 200, []string{`"totalTokens"`}},
+		{"unknown path", "/v1/other", `{}`, 404, []string{"NOT_FOUND"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st, body := post(t, g.URL+tc.path, tc.body)
+			if st != tc.status {
+				t.Fatalf("status %d: %s", st, body)
+			}
+			for _, c := range tc.contains {
+				if !strings.Contains(body, c) {
+					t.Errorf("body lacks %q:\n%s", c, body)
+				}
+			}
+		})
+	}
+	if n := len(GeminiStreams(g.Requests())); n != 4 {
+		t.Errorf("logged %d streamed requests, want 4", n)
+	}
+	if n := len(ModelRequests(g.Requests())); n != 4 {
+		t.Errorf("ModelRequests found %d streamed requests, want 4", n)
+	}
+	if got := GeminiFunctionResult(g.Requests()[2]); got != "DONE" {
+		t.Errorf("GeminiFunctionResult = %q", got)
+	}
+	if n := g.Aborted(); n != 0 {
+		t.Errorf("Aborted = %d after answers that all completed", n)
+	}
+}
+
+// A client that goes away mid-answer ends the stream, and the fake counts
+// it (Gemini CLI's A2A server aborts its model request on a cancel).
+func TestGeminiCountsAbortedAnswers(t *testing.T) {
+	g := NewGemini(Turn{Text: "never finished", Chunks: 2, Delay: time.Hour})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	reqCtx, abort := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(reqCtx, http.MethodPost, g.URL+"/v1beta/models/m:streamGenerateContent?alt=sse", strings.NewReader(`{}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	if _, err := g.AwaitRequests(ctx, func(rs []Request) bool { return len(GeminiStreams(rs)) == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	abort()
+	if err := <-errc; err == nil {
+		t.Fatal("the slow stream ended on its own")
+	}
+	g.Close() // returns only once the handler has stopped
+	if n := g.Aborted(); n != 1 {
+		t.Errorf("Aborted = %d, want 1", n)
+	}
+}

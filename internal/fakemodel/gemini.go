@@ -7,27 +7,42 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
-// Gemini is a fake Gemini API (generativelanguage v1beta) as Gemini CLI
-// calls it: POST /v1beta/models/{model}:streamGenerateContent?alt=sse
-// answered as SSE "data:" frames of GenerateContentResponse objects, with
-// text parts, thought parts (thought: true) and functionCall parts. Point
-// the CLI at it with GOOGLE_GEMINI_BASE_URL=URL and any GEMINI_API_KEY.
+// Gemini is a fake Gemini API (generativelanguage v1beta) as Gemini CLI and
+// the agents built on its core call it, such as Gemini CLI's A2A server
+// (@google/gemini-cli-a2a-server): POST
+// /v1beta/models/{model}:streamGenerateContent?alt=sse answered as SSE
+// "data:" frames of GenerateContentResponse objects, with text parts,
+// thought parts (thought: true) and functionCall parts. Point them at it
+// with GOOGLE_GEMINI_BASE_URL=URL and any GEMINI_API_KEY: @google/genai,
+// which their core uses, reads that variable.
 //
-// Non-streaming :generateContent requests (the CLI's side tasks, such as
-// its model router or next-speaker check) are answered with a small JSON
-// text and do not take a turn; :countTokens answers a count.
-type Gemini struct{ Server }
+// Each streamed request takes the next queued [Turn] (then "ok"). Non-
+// streaming :generateContent requests (the CLI's side tasks, such as its
+// model router or next-speaker check) are answered with a small JSON text
+// and do not take a turn; :countTokens answers a count. [Turn.Delay] pauses
+// before each frame; a client that goes away ends the answer and is counted
+// by [Gemini.Aborted].
+type Gemini struct {
+	Server
+	aborted atomic.Int64
+}
 
-// NewGemini starts a fake Gemini API with the given turns queued.
+// NewGemini starts a fake Gemini API with the given turns queued (then
+// "ok" for every further streamed request).
 func NewGemini(turns ...Turn) *Gemini {
-	g := &Gemini{Server{s: &script{fallback: Turn{Text: "ok"}}}}
+	g := &Gemini{Server: Server{s: &script{fallback: Turn{Text: "ok"}}}}
 	g.s.enqueue(turns...)
 	g.Server.Server = httptest.NewServer(http.HandlerFunc(g.handle))
 	return g
 }
+
+// Aborted reports how many streamed answers were cut because the client
+// went away (a cancelled request).
+func (g *Gemini) Aborted() int64 { return g.aborted.Load() }
 
 // GeminiToolName is the function name Gemini CLI gives the model for the
 // tool of the MCP server with the given key ("a2a-delegation",
@@ -46,7 +61,7 @@ func GeminiStreams(rs []Request) []Request {
 }
 
 func (g *Gemini) handle(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
 	g.s.record(Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, Time: time.Now()})
 	path := r.URL.Path
 	switch {
@@ -63,7 +78,9 @@ func (g *Gemini) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	case r.Method == http.MethodPost && strings.HasSuffix(path, ":streamGenerateContent"):
 	default:
-		http.Error(w, `{"error":{"code":404,"message":"not found","status":"NOT_FOUND"}}`, http.StatusNotFound)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"error":{"code":404,"message":"not found","status":"NOT_FOUND"}}`)
 		return
 	}
 	turn := g.s.next()
@@ -78,7 +95,13 @@ func (g *Gemini) handle(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	f, _ := w.(http.Flusher)
-	frame := func(parts []any, finish bool) bool {
+	// send pauses for the turn's delay, then writes one frame; false (and
+	// the answer counted as aborted) when the client went away.
+	send := func(parts []any, finish bool) bool {
+		if !pause(r, turn.Delay) {
+			g.aborted.Add(1)
+			return false
+		}
 		c := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}
 		resp := map[string]any{"candidates": []any{c}, "modelVersion": "gemini-fake"}
 		if finish {
@@ -88,6 +111,7 @@ func (g *Gemini) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		b, _ := json.Marshal(resp)
 		if _, err := fmt.Fprintf(w, "data: %s\r\n\r\n", b); err != nil {
+			g.aborted.Add(1)
 			return false
 		}
 		if f != nil {
@@ -96,7 +120,7 @@ func (g *Gemini) handle(w http.ResponseWriter, r *http.Request) {
 		return true
 	}
 	if turn.Thinking != "" {
-		if !pause(r, turn.Delay) || !frame([]any{map[string]any{"text": turn.Thinking, "thought": true}}, false) {
+		if !send([]any{map[string]any{"text": turn.Thinking, "thought": true}}, false) {
 			return
 		}
 	}
@@ -104,14 +128,11 @@ func (g *Gemini) handle(w http.ResponseWriter, r *http.Request) {
 	if text != "" || turn.Tool == nil {
 		cs := chunks(text, turn.Chunks)
 		for i, c := range cs {
-			if !pause(r, turn.Delay) {
-				return
-			}
 			if i == len(cs)-1 && turn.Tool == nil {
 				last = []any{map[string]any{"text": c}}
 				break
 			}
-			if !frame([]any{map[string]any{"text": c}}, false) {
+			if !send([]any{map[string]any{"text": c}}, false) {
 				return
 			}
 		}
@@ -127,10 +148,7 @@ func (g *Gemini) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		last = []any{map[string]any{"functionCall": call}}
 	}
-	if !pause(r, turn.Delay) {
-		return
-	}
-	frame(last, true)
+	send(last, true)
 }
 
 // GeminiFunctionResult returns the text of the last functionResponse in

@@ -143,7 +143,7 @@ func (h *Host) byAGUIRunID(next http.Handler) http.Handler {
 		id := r.PathValue("runId")
 		if h.guard.AuthRequired() {
 			if e, ok := h.runOwner(principal(r), id); !ok || e.principal != principal(r) {
-				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Type", "application/json; charset=utf-8")
 				w.WriteHeader(http.StatusNotFound)
 				_, _ = w.Write([]byte(`{"error":{"code":"run_not_found","message":"no run with this id for you"}}` + "\n"))
 				return

@@ -227,7 +227,7 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (_ *Host, er
 	h.mux.Handle("GET /metrics", h.tel.MetricsHandler())
 	h.mux.Handle("/", web.Handler())
 	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		body := map[string]any{"status": "ok", "parent": parent.Name(), "active_runs": h.registry.Len()}
 		if c, ok := h.audit.(audit.Checker); ok && c.Err() != nil {
 			// The audit sink fails: the host still serves, but says so.

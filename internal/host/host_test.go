@@ -65,7 +65,7 @@ func TestDemoHostStreamsAValidRun(t *testing.T) {
 	resp := post(t, srv.URL+"/agui", input)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream; charset=utf-8" {
 		t.Fatalf("POST /agui: %d %s", resp.StatusCode, body)
 	}
 	if err := aguiverify.VerifyReader(bytes.NewReader(body)); err != nil {

@@ -644,7 +644,7 @@ func postRun(ctx context.Context, t *testing.T, base string) []byte {
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream; charset=utf-8" {
 		t.Fatalf("POST /agui: %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
 	if err != nil {

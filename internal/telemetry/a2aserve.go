@@ -33,6 +33,7 @@ type A2AServe struct {
 	activeTurns prometheus.Gauge
 	turnTime    prometheus.Histogram
 	latency     *prometheus.HistogramVec
+	refused     prometheus.Counter
 }
 
 // NewA2AServe registers a2a serve's metrics in a registry of its own; nil
@@ -48,11 +49,13 @@ func NewA2AServe(tracing *Tracing) *A2AServe {
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agentadaptor_a2a_request_duration_seconds",
 			Help: "Request latency: from an admitted request to its response's first byte (a stream's headers), by binding (jsonrpc, rest, card, other, grpc) and status code (HTTP, or the gRPC status name).", Buckets: requestBuckets},
 			[]string{"binding", "code"}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{Name: "agentadaptor_a2a_refused_tasks_total",
+			Help: "Messages refused because the server already ran its maximum of active tasks (--max-active-tasks); each started nothing."}),
 	}
 	for _, s := range []string{"completed", "failed", "canceled", "input_required"} {
 		a.turns.WithLabelValues(s)
 	}
-	a.reg.MustRegister(a.turns, a.activeTurns, a.turnTime, a.latency)
+	a.reg.MustRegister(a.turns, a.activeTurns, a.turnTime, a.latency, a.refused)
 	return a
 }
 
@@ -165,6 +168,12 @@ func stateLabel(s a2a.TaskState) string {
 		return "auth_required"
 	}
 	return "other"
+}
+
+// OnRefused is the bridge's refusal hook (a2abridge.Config.OnRefused): it
+// counts the messages refused for the active-task bound.
+func (a *A2AServe) OnRefused() func(context.Context) {
+	return func(context.Context) { a.refused.Inc() }
 }
 
 // TurnObserver is the bridge's a2abridge.TurnObserver: each task turn gets

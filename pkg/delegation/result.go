@@ -86,6 +86,17 @@ type ResultMessage struct {
 type RawTask struct {
 	Provider string `json:"provider"`
 	TaskID   string `json:"task_id"`
+	// SessionID and Usage come from the remote's structured result (an
+	// Agent Adaptor remote's agent-adaptor-result), when it sent one: its
+	// agent's session and the run's token usage.
+	SessionID string       `json:"session_id,omitempty"`
+	Usage     *RemoteUsage `json:"usage,omitempty"`
+}
+
+// RemoteUsage is a remote run's token usage, as the remote reported it.
+type RemoteUsage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
 }
 
 // FailedResult returns the result of a delegation that failed before it

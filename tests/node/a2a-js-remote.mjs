@@ -8,13 +8,29 @@
 //     with the bare status message "done";
 //   - the follow-up stream that answers an input-required task begins with
 //     the Task as the task store holds it, still TASK_STATE_INPUT_REQUIRED
-//     (a stream begins with the Task), before the answer is processed.
+//     (a stream begins with the Task), before the answer is processed, and
+//     the task completes with its last word in the status message;
+//   - it can be driven without streaming (a second card), send its terminal
+//     status before its artifacts, or end with an agent-adaptor-result
+//     artifact as the host's own bridge does.
 //
 // Behaviour, chosen by the user's message text:
+//   "[poll]"        (sent through the non-streaming card) working, then one
+//                   step per GetTask the host makes: an "assistant-output"
+//                   artifact "Polled " growing to "Polled answer.", a
+//                   markdown artifact "report.md", then TASK_STATE_COMPLETED
+//                   "All polled."
+//   "[early]"       TASK_STATE_COMPLETED right after the Task; the answer, a
+//                   text artifact "answer" "Early answer.", is in the task
+//                   (GetTask) but never on the stream
+//   "[result]"      an "assistant-output" artifact "Local text.", an artifact
+//                   "notes.md", then an agent-adaptor-result artifact
+//                   {summary, status, usage, session_id, artifacts}, then
+//                   TASK_STATE_COMPLETED
 //   contains "ask"  working "Looking for flights.", then TASK_STATE_INPUT_REQUIRED
 //                   "Which city?"; the follow-up streams the Task snapshot
 //                   unchanged, working, a text artifact "booking" "Booked <answer>."
-//                   in two chunks, then TASK_STATE_COMPLETED "done"
+//                   in two chunks, then TASK_STATE_COMPLETED "you answered: <answer>"
 //   contains "fail" working "Searching flights.", then TASK_STATE_FAILED
 //                   "No flights found: the airline is offline."
 //   contains "cancel" working "Holding the booking.", then the agent itself
@@ -26,15 +42,17 @@
 //
 // Usage: node tests/node/a2a-js-remote.mjs [--record DIR]
 // Serves the 1.0 JSON-RPC wire on 127.0.0.1 (ephemeral port):
-//   GET  /.well-known/agent-card.json   the card (the SDK's own AgentCard object)
-//   POST /jsonrpc                       JSON-RPC (A2A-Version 1.0)
+//   GET  /.well-known/agent-card.json        the card (the SDK's own AgentCard object)
+//   GET  /poll/.well-known/agent-card.json   the same agent, capabilities.streaming false
+//   POST /jsonrpc                            JSON-RPC (A2A-Version 1.0)
 // Prints one JSON line {"url": "http://127.0.0.1:PORT"} when ready; exits when
 // stdin closes.
 //
 // --record DIR writes the wire traffic, byte for byte, for replay by Go tests
-// (internal/delegationtest/jsa2a.go): DIR/card.json (the base URL replaced by
-// {{BASE}}) and, per scenario ("generic", "ask", "failed" or "canceled", a
-// follow-up belonging to its task's scenario), DIR/<scenario>/<NN>-<method>.request.json and
+// (internal/delegationtest/jsa2a.go): DIR/card.json and DIR/card-poll.json
+// (the base URL replaced by {{BASE}}) and, per scenario ("generic", "ask",
+// "failed", "canceled", "poll", "early", "result"; a request about a task
+// belonging to its task's scenario), DIR/<scenario>/<NN>-<method>.request.json and
 // DIR/<scenario>/<NN>-<method>.response.{sse,json}.
 import fs from 'node:fs';
 import http from 'node:http';
@@ -77,15 +95,39 @@ const artifact = (taskId, contextId, artifactId, name, parts, { append = false, 
     artifact: { artifactId, name, description: '', parts, metadata: undefined, extensions: [] },
   });
 
-const scenarioOfTask = new Map(); // taskId -> "generic" | "ask" | "failed" | "canceled"
+const scenarioOfTask = new Map(); // taskId -> scenario name
 const scenarioOf = (text) => {
+  for (const name of ['poll', 'early', 'result']) {
+    if (text.includes(`[${name}]`)) return name;
+  }
   if (text.includes('ask')) return 'ask';
   if (text.includes('fail')) return 'failed';
   if (text.includes('cancel')) return 'canceled';
   return 'generic';
 };
 
+// Poll steps: the executor of a "[poll]" task publishes its next step only
+// after the host's n-th GetTask of that task has been answered, so each
+// poll sees one more step.
+const polls = new Map(); // taskId -> {count, waiters: [{n, resolve}]}
+const pollState = (taskId) => {
+  if (!polls.has(taskId)) polls.set(taskId, { count: 0, waiters: [] });
+  return polls.get(taskId);
+};
+const afterPoll = (taskId, n) => new Promise((resolve) => {
+  const st = pollState(taskId);
+  if (st.count >= n) resolve();
+  else st.waiters.push({ n, resolve });
+});
+const polled = (taskId) => {
+  const st = pollState(taskId);
+  st.count++;
+  st.waiters = st.waiters.filter((w) => (st.count >= w.n ? (w.resolve(), false) : true));
+};
+
 class RemoteExecutor {
+  constructor(store) { this.store = store; }
+
   async execute(ctx, bus) {
     const { taskId, contextId } = ctx;
     const text = textOf(ctx.userMessage);
@@ -98,7 +140,7 @@ class RemoteExecutor {
       for (const [i, c] of chunks.entries()) {
         bus.publish(artifact(taskId, contextId, 'booking', 'booking', [textPart(c)], { append: i > 0, lastChunk: i === chunks.length - 1 }));
       }
-      bus.publish(status(taskId, contextId, TaskState.COMPLETED, 'done'));
+      bus.publish(status(taskId, contextId, TaskState.COMPLETED, `you answered: ${text}`));
       bus.finished();
       return;
     }
@@ -108,7 +150,37 @@ class RemoteExecutor {
       id: taskId, contextId, artifacts: [], history: [ctx.userMessage], metadata: undefined,
       status: { state: TaskState.SUBMITTED, message: undefined, timestamp: stamp() },
     }));
-    if (scenario === 'ask') {
+    if (scenario === 'poll') {
+      bus.publish(status(taskId, contextId, TaskState.WORKING, 'Polling starts.'));
+      await afterPoll(taskId, 1);
+      bus.publish(artifact(taskId, contextId, 'out-1', 'assistant-output', [textPart('Polled ')]));
+      await afterPoll(taskId, 2);
+      bus.publish(artifact(taskId, contextId, 'out-1', 'assistant-output', [textPart('answer.')], { append: true, lastChunk: true }));
+      bus.publish(artifact(taskId, contextId, 'report', 'report.md', [textPart('# Report\nThree polls.', 'text/markdown')], { lastChunk: true }));
+      await afterPoll(taskId, 3);
+      bus.publish(status(taskId, contextId, TaskState.COMPLETED, 'All polled.'));
+    } else if (scenario === 'early') {
+      // The answer goes into the task out of band (into the SDK's task
+      // store, as an agent that produces output outside its event stream
+      // does); the stream carries the Task and then, at once, the terminal
+      // frame. (Artifacts published after a terminal status are dropped by
+      // the SDK, so a stream cannot carry them either.)
+      const store = this.store;
+      while (!(await store.load(taskId, ctx.context))) await new Promise((r) => setImmediate(r));
+      const task = await store.load(taskId, ctx.context);
+      task.artifacts = [{ artifactId: 'answer', name: 'answer', description: '', parts: [textPart('Early answer.')], metadata: undefined, extensions: [] }];
+      await store.save(task, ctx.context);
+      bus.publish(status(taskId, contextId, TaskState.COMPLETED, undefined));
+    } else if (scenario === 'result') {
+      bus.publish(status(taskId, contextId, TaskState.WORKING, 'Working.'));
+      bus.publish(artifact(taskId, contextId, 'out-1', 'assistant-output', [textPart('Local text.')], { lastChunk: true }));
+      bus.publish(artifact(taskId, contextId, 'notes', 'notes.md', [textPart('# Notes', 'text/markdown')], { lastChunk: true }));
+      bus.publish(artifact(taskId, contextId, 'agent-adaptor-result', 'agent-adaptor-result', [dataPart({
+        summary: 'Structured summary.', status: 'completed', usage: { input_tokens: 12, output_tokens: 34 },
+        session_id: 'sess-js-1', artifacts: [{ id: 'notes', name: 'notes.md', mime_type: 'text/markdown' }],
+      })], { lastChunk: true }));
+      bus.publish(status(taskId, contextId, TaskState.COMPLETED, undefined));
+    } else if (scenario === 'ask') {
       bus.publish(status(taskId, contextId, TaskState.WORKING, 'Looking for flights.'));
       bus.publish(status(taskId, contextId, TaskState.INPUT_REQUIRED, 'Which city?'));
     } else if (scenario === 'failed') {
@@ -163,16 +235,19 @@ server.listen(0, '127.0.0.1', () => {
     skills: [{ id: 'answers', name: 'Answers', description: 'Answers in artifacts', tags: ['test'], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
     signatures: [],
   };
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new RemoteExecutor());
+  const store = new InMemoryTaskStore();
+  const handler = new DefaultRequestHandler(card, store, new RemoteExecutor(store));
   const v1 = new JsonRpcTransportHandler(handler);
 
   server.on('request', async (req, res) => {
     const url = new URL(req.url, base);
-    if (req.method === 'GET' && url.pathname === '/.well-known/agent-card.json') {
-      const body = JSON.stringify(await handler.getAgentCard());
+    if (req.method === 'GET' && (url.pathname === '/.well-known/agent-card.json' || url.pathname === '/poll/.well-known/agent-card.json')) {
+      const poll = url.pathname.startsWith('/poll/');
+      const served = await handler.getAgentCard();
+      const body = JSON.stringify(poll ? { ...served, capabilities: { ...served.capabilities, streaming: false } } : served);
       if (recordDir) {
         fs.mkdirSync(recordDir, { recursive: true });
-        fs.writeFileSync(path.join(recordDir, 'card.json'), body.split(base).join('{{BASE}}') + '\n');
+        fs.writeFileSync(path.join(recordDir, poll ? 'card-poll.json' : 'card.json'), body.split(base).join('{{BASE}}') + '\n');
       }
       res.setHeader('Content-Type', 'application/json');
       res.end(body);
@@ -196,7 +271,9 @@ server.listen(0, '127.0.0.1', () => {
       const taskId = msg?.taskId || body?.params?.id || '';
       const scenario = scenarioOfTask.get(taskId) ?? scenarioOf((msg?.parts ?? []).map((p) => p.text ?? '').join(''));
       record(scenario, body?.method ?? 'unknown', body, String(res.getHeader('Content-Type') ?? ''), Buffer.concat(sent));
-      return end(chunk, ...rest);
+      const done = end(chunk, ...rest);
+      if (body?.method === 'GetTask') polled(taskId);
+      return done;
     };
     await answerJSONRPC(req, res, body, { card: await handler.getAgentCard(), v1 });
   });

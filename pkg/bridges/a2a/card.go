@@ -14,6 +14,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2apb/v1/pbconv"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // Paths the server's handler serves.
@@ -203,12 +205,44 @@ func cardDocument(card *a2a.AgentCard) ([]byte, error) {
 	return out, nil
 }
 
-// cardHandler serves a public card document: GET and HEAD with a strong
-// ETag, Last-Modified (the server's start) and Cache-Control, conditional
-// requests (304), and CORS for any origin.
-func cardHandler(doc []byte, modified time.Time) http.Handler {
+// cardV1Document renders a card in the A2A 1.0 shape only, as the ProtoJSON
+// of the 1.0 AgentCard message: what a strict 1.0 reader (the TCK's
+// schema, the Python SDK's ProtoJSON parser) accepts. It differs from
+// a2a-go's own JSON in the security requirements, whose scopes are the
+// StringList message ({"list": [...]}) there.
+func cardV1Document(card *a2a.AgentCard) ([]byte, error) {
+	pc, err := pbconv.ToProtoAgentCard(card)
+	if err != nil {
+		return nil, fmt.Errorf("a2a bridge: 1.0 card: %w", err)
+	}
+	b, err := protojson.Marshal(pc)
+	if err != nil {
+		return nil, fmt.Errorf("a2a bridge: 1.0 card: %w", err)
+	}
+	return b, nil
+}
+
+// cardVariant is one served form of the card.
+type cardVariant struct {
+	doc  []byte
+	etag string
+}
+
+func newCardVariant(doc []byte) cardVariant {
 	sum := sha256.Sum256(doc)
-	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	return cardVariant{doc: doc, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
+}
+
+// cardHandler serves the public card (docs/design.md#event-mapping): to a
+// request that asks for A2A 1.0 (the A2A-Version header, or the
+// A2A-Version query parameter the specification allows), the 1.0 card
+// (v1); to every other request, which the specification reads as 0.3 when
+// it names no version, the 1.0/0.3 union (union). GET and HEAD with a
+// strong ETag per form, Vary: A2A-Version, Last-Modified (the server's
+// start) and Cache-Control, conditional requests (304), and CORS for any
+// origin.
+func cardHandler(union, v1 []byte, modified time.Time) http.Handler {
+	forms := map[bool]cardVariant{false: newCardVariant(union), true: newCardVariant(v1)}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", "*")
@@ -225,9 +259,15 @@ func cardHandler(doc []byte, modified time.Time) http.Handler {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}
-		h.Set("Content-Type", "application/json")
-		h.Set("ETag", etag)
+		version := strings.TrimSpace(r.Header.Get(a2a.SvcParamVersion))
+		if version == "" {
+			version = strings.TrimSpace(r.URL.Query().Get(a2a.SvcParamVersion))
+		}
+		form := forms[wireOf(version) == wireV1]
+		h.Set("Vary", "A2A-Version")
+		h.Set("Content-Type", "application/json; charset=utf-8")
+		h.Set("ETag", form.etag)
 		h.Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(cardMaxAge/time.Second)))
-		http.ServeContent(w, r, "", modified, bytes.NewReader(doc))
+		http.ServeContent(w, r, "", modified, bytes.NewReader(form.doc))
 	})
 }

@@ -21,9 +21,10 @@
 //
 // Every message of a task (the first one, and each follow-up to an
 // input-required task) is one turn: one run started with the message's text
-// parts as the prompt (data parts as JSON), WithStreaming and
-// WithSessionKey(contextID), so every turn of one A2A context continues the
-// same CLI session, across tasks too. Turns of one context run one at a time.
+// parts as the prompt (data parts as JSON), WithStreaming and a session key
+// made of the principal and the contextId, so every turn of one A2A context
+// continues the same CLI session, across tasks too. Turns of one context run
+// one at a time.
 //
 //   - the Task first: a new task submitted; the follow-up turn of an
 //     input-required task starts with the stored task, submitted again with
@@ -72,6 +73,18 @@
 // A task belongs to the principal that created it ([Config].Principal, or
 // [LocalUser] when there is none): GetTask, ListTasks (per owner), CancelTask,
 // SubscribeToTask and follow-up messages of anyone else find no such task.
+// A context belongs to its principal too: another principal's message with
+// the same contextId starts a fresh conversation of its own (its own CLI
+// session, never waiting for the first principal's turns).
+//
+// # Active tasks
+//
+// [Config].MaxActiveTasks bounds the turns in progress (agent CLI
+// processes). A message beyond it starts nothing and is refused with an
+// error that is [ErrTooManyTasks]: HTTP+JSON 429 with Retry-After, JSON-RPC
+// -32000, gRPC RESOURCE_EXHAUSTED, each with the ErrorInfo reason
+// [ReasonTooManyTasks]; [Config].OnRefused counts refusals. Running tasks,
+// reads and cancels are never refused.
 //
 // # Versions and bindings
 //

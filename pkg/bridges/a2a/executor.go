@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"log/slog"
+	"strconv"
 	"sync"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -30,6 +31,19 @@ type ExecutorConfig struct {
 	// Observer, if set, takes part in every task turn for the server's
 	// telemetry (docs/design.md#observability); nil observes nothing.
 	Observer TurnObserver
+	// MaxActiveTasks bounds the task turns in progress at once (each runs
+	// the agent CLI), counted from the admission of the message that starts
+	// a turn to the end of the turn's run: a message beyond it, for a new
+	// task or a follow-up, is refused with an error that is
+	// [ErrTooManyTasks] (HTTP+JSON 429 with Retry-After, JSON-RPC -32000,
+	// gRPC RESOURCE_EXHAUSTED; docs/design.md#event-mapping) and starts
+	// nothing. Running turns, cancels and reads are never refused. 0 (the
+	// default) sets no bound; `agentadaptor a2a serve` sets 8.
+	MaxActiveTasks int
+	// OnRefused, if set, is called once for every message refused by
+	// MaxActiveTasks, with the request's context (for the server's
+	// telemetry). It must not block.
+	OnRefused func(ctx context.Context)
 }
 
 // TurnObserver takes part in each task turn, for the server's telemetry
@@ -65,7 +79,9 @@ type Executor struct {
 	mu       sync.Mutex
 	closed   bool
 	active   map[a2a.TaskID]*agentadaptor.RunHandle
-	contexts map[string]chan struct{}
+	contexts map[string]chan struct{} // by sessionKey
+	// used counts the slots of MaxActiveTasks that are reserved or claimed.
+	used int
 	// turns counts the Execute and Cancel calls in progress per task;
 	// watchers are the subscribers waiting on an idle task (see watch).
 	turns    map[a2a.TaskID]int
@@ -142,6 +158,10 @@ func (e *Executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 func (e *Executor) execute(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool, extra []agentadaptor.RunOption) {
 	info := ec.TaskInfo()
 	m := newMapper(info, e.cfg.Exposure)
+	// The turn's slot among MaxActiveTasks, reserved when its message was
+	// admitted; freed once the run is over, before the turn's last events.
+	release, busy := e.claimSlot(ctx)
+	defer release()
 	emit := func(evs ...a2a.Event) bool {
 		for _, ev := range evs {
 			if !yield(ev, nil) {
@@ -165,6 +185,11 @@ func (e *Executor) execute(ctx context.Context, ec *a2asrv.ExecutorContext, yiel
 	if !emit(first) {
 		return
 	}
+	if busy != nil {
+		emit(m.finish(agentadaptor.StreamPayload{Kind: agentadaptor.KindRunFailed, Failure: &agentadaptor.Failure{
+			Code: agentadaptor.FailureStart, Message: busy.Error(), Err: busy}}, nil)...)
+		return
+	}
 	prompt := promptOf(ec.Message)
 	if prompt == "" {
 		emit(m.finish(agentadaptor.StreamPayload{Kind: agentadaptor.KindRunFailed, Failure: &agentadaptor.Failure{
@@ -172,12 +197,15 @@ func (e *Executor) execute(ctx context.Context, ec *a2asrv.ExecutorContext, yiel
 		return
 	}
 
-	// One turn at a time per context: turns of a context share a CLI session.
-	release, ok := e.lockContext(ctx, ec.ContextID)
+	// One turn at a time per context: turns of a context share a CLI
+	// session. A context belongs to its principal (docs/design.md#event-mapping):
+	// the same contextId from another principal is another context.
+	session := sessionKey(ec)
+	unlock, ok := e.lockContext(ctx, session)
 	if !ok {
 		return
 	}
-	defer release()
+	defer unlock()
 	if !emit(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil)) {
 		return
 	}
@@ -189,7 +217,7 @@ func (e *Executor) execute(ctx context.Context, ec *a2asrv.ExecutorContext, yiel
 	if e.cfg.Adapter != "" {
 		opts = append(opts, agentadaptor.WithAdapterName(e.cfg.Adapter))
 	}
-	opts = append(opts, agentadaptor.WithStreaming(), agentadaptor.WithSessionKey(ec.ContextID))
+	opts = append(opts, agentadaptor.WithStreaming(), agentadaptor.WithSessionKey(session))
 	opts = append(opts, extra...)
 	h, err := e.cfg.SDK.Start(runCtx, prompt, opts...)
 	if err != nil {
@@ -225,6 +253,9 @@ func (e *Executor) execute(ctx context.Context, ec *a2asrv.ExecutorContext, yiel
 	if terminal.Kind == "" && res != nil {
 		terminal = agentadaptor.StreamPayload{Kind: kindOf(res.Status), Failure: res.Failure, SessionID: res.SessionID}
 	}
+	// The child is gone (Wait returned): its slot is free before the
+	// client sees the turn end, so a new task sent right after is admitted.
+	release()
 	emit(m.finish(terminal, res)...)
 }
 
@@ -273,8 +304,21 @@ func (e *Executor) Close(ctx context.Context) error {
 	}
 }
 
-// lockContext serializes turns of one A2A context. It returns false when ctx
-// ended first.
+// sessionKey names the conversation a turn belongs to: its principal and
+// its contextId. Turns with the same key share a CLI session and run one
+// at a time; another principal's message with the same contextId is
+// another conversation, so it can neither resume nor hold up the first
+// principal's session (and learns nothing of it).
+func sessionKey(ec *a2asrv.ExecutorContext) string {
+	user := LocalUser
+	if ec.User != nil && ec.User.Name != "" {
+		user = ec.User.Name
+	}
+	return strconv.Itoa(len(user)) + ":" + user + "/" + ec.ContextID
+}
+
+// lockContext serializes turns of one conversation (a [sessionKey]). It
+// returns false when ctx ended first.
 func (e *Executor) lockContext(ctx context.Context, contextID string) (func(), bool) {
 	for {
 		e.mu.Lock()

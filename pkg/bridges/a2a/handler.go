@@ -130,11 +130,31 @@ func (h *requestHandler) ListTasks(ctx context.Context, req *a2a.ListTasksReques
 	return res, err
 }
 
+// admit gives a message its slot among the executor's MaxActiveTasks:
+// the one the HTTP layer reserved (it frees it), or a new one that done
+// frees unless the turn claimed it. A refusal is a *busyError (on gRPC:
+// RESOURCE_EXHAUSTED).
+func (h *requestHandler) admit(ctx context.Context) (_ context.Context, done func(), err error) {
+	if slotFrom(ctx) != nil {
+		return ctx, func() {}, nil
+	}
+	s, err := h.exec.reserve(ctx)
+	if err != nil || s == nil {
+		return ctx, func() {}, err
+	}
+	return withSlot(ctx, s), s.abandon, nil
+}
+
 // SendMessage implements a2asrv.RequestHandler.
 func (h *requestHandler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
 	if err := h.refuseFinished(ctx, req); err != nil {
 		return nil, err
 	}
+	ctx, done, err := h.admit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	res, err := h.RequestHandler.SendMessage(ctx, req)
 	if t, ok := res.(*a2a.Task); ok && err == nil {
 		return withHistory(t, historyLength(req)), nil
@@ -149,6 +169,12 @@ func (h *requestHandler) SendStreamingMessage(ctx context.Context, req *a2a.Send
 			yield(nil, err)
 			return
 		}
+		ctx, done, err := h.admit(ctx)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer done()
 		n := historyLength(req)
 		for ev, err := range h.RequestHandler.SendStreamingMessage(ctx, req) {
 			if t, ok := ev.(*a2a.Task); ok {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
 	"github.com/seed0634/agentadaptor/internal/testenv"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
@@ -366,5 +368,67 @@ func TestInteropJSServer(t *testing.T) {
 				t.Logf("message to a completed task: %v (kind %v)", err, a2aclient.KindOf(err))
 			})
 		})
+	}
+}
+
+// TestInteropJS03RESTErrors: @a2a-js/sdk 0.3's HTTP+JSON client reads our
+// 0.3 errors by their code, into its typed errors (a 1.0 error body would
+// make each one a generic Error).
+func TestInteropJS03RESTErrors(t *testing.T) {
+	root, err := testenv.NodePackages("@a2a-js/sdk-03")
+	testenv.Require(t, "node and @a2a-js/sdk-03 (@a2a-js/sdk 0.3)", err)
+	env := startBridge(t, "- say: hi\n", a2abridge.Exposure{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "node", filepath.Join(root, "tests/node/a2a-js03-rest.mjs"), env.srv.URL).Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("a2a-js03-rest.mjs: %v\n%s", err, stderr)
+	}
+	var got struct {
+		Sent   string            `json:"sent"`
+		Errors map[string]string `json:"errors"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out), &got); err != nil {
+		t.Fatalf("output %s: %v", out, err)
+	}
+	for call, want := range map[string]string{
+		"getTask unknown":         "TaskNotFoundError",
+		"cancelTask finished":     "TaskNotCancelableError",
+		"sendMessage to finished": "UnsupportedOperationError",
+		"resubscribe finished":    "UnsupportedOperationError",
+		"setPushConfig":           "PushNotificationNotSupportedError",
+	} {
+		if got.Errors[call] != want {
+			t.Errorf("%s: %s (%s), want %s", call, got.Errors[call], got.Errors[call+".message"], want)
+		}
+	}
+}
+
+// The 0.3 HTTP+JSON error body is read by both 0.3 clients: @a2a-js/sdk 0.3
+// by its code (TestInteropJS03RESTErrors), a2a-go's 0.3 client by the 1.0
+// object beside it.
+func TestV03RESTErrorBody(t *testing.T) {
+	env := startBridge(t, "- say: hi\n", a2abridge.Exposure{})
+	status, h, b := raw(t, "GET", env.srv.URL+a2abridge.PathREST+"/v1/tasks/no-such-task", nil, "")
+	var body struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Error   struct {
+			Status string `json:"status"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(b, &body); err != nil || status != 404 || body.Code != -32001 || body.Message == "" || body.Error.Status != "NOT_FOUND" {
+		t.Errorf("0.3 GetTask of an unknown task: %d %s", status, b)
+	}
+	if ct := h.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	c := goClient(t, env, a2a.TransportProtocolHTTPJSON, a2av0.Version, nil)
+	if _, err := c.GetTask(context.Background(), &a2a.GetTaskRequest{ID: "no-such-task"}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("a2a-go's 0.3 client reads %v, want TaskNotFound", err)
 	}
 }

@@ -217,7 +217,7 @@ func (p *preStream) replace(body []byte, status int) {
 	for _, k := range []string{"Cache-Control", "Connection", "X-Accel-Buffering"} {
 		h.Del(k)
 	}
-	h.Set("Content-Type", "application/json")
+	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
 	p.w.WriteHeader(status)
 	_, _ = p.w.Write(append(body, '\n'))

@@ -581,7 +581,7 @@ func TestVersionNegotiation(t *testing.T) {
 			t.Errorf("JSON-RPC with A2A-Version %s: %s, want VersionNotSupported -32009", v, b)
 		}
 		status, h, b := raw(t, "POST", rpcURL, map[string]string{"A2A-Version": v}, rpcBody("SendStreamingMessage", send1))
-		if r := decodeRPC(t, b); status != 200 || h.Get("Content-Type") != "application/json" || r.Error == nil || r.Error.Code != -32009 {
+		if r := decodeRPC(t, b); status != 200 || h.Get("Content-Type") != "application/json; charset=utf-8" || r.Error == nil || r.Error.Code != -32009 {
 			t.Errorf("JSON-RPC stream with A2A-Version %s: %d %s %s", v, status, h.Get("Content-Type"), b)
 		}
 		status, _, b = raw(t, "POST", restURL+"/message:send", map[string]string{"A2A-Version": v}, send1)

@@ -10,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"google.golang.org/grpc"
@@ -29,6 +30,10 @@ type Config struct {
 	Exposure   Exposure
 	Logger     *slog.Logger
 	Observer   TurnObserver
+	// MaxActiveTasks and OnRefused bound the task turns in progress at
+	// once; see [ExecutorConfig]. 0 sets no bound.
+	MaxActiveTasks int
+	OnRefused      func(context.Context)
 	// Card describes the agent; Card.BaseURL is required.
 	Card CardOptions
 	// Principal returns the principal an authentication layer in front of
@@ -59,6 +64,7 @@ type Server struct {
 	cfg     Config
 	adapter string
 	card    *a2a.AgentCard
+	cardV1  []byte
 	rh      *requestHandler
 	handler http.Handler
 }
@@ -77,6 +83,7 @@ func NewServer(cfg Config) (*Server, error) {
 	exec, err := NewExecutor(ExecutorConfig{
 		SDK: cfg.SDK, Adapter: cfg.Adapter, RunOptions: cfg.RunOptions,
 		Exposure: cfg.Exposure, Logger: cfg.Logger, Observer: cfg.Observer,
+		MaxActiveTasks: cfg.MaxActiveTasks, OnRefused: cfg.OnRefused,
 	})
 	if err != nil {
 		return nil, err
@@ -87,6 +94,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s := &Server{exec: exec, cfg: cfg, adapter: adapter, card: BuildCard(cfg.Card, adapter, cfg.Card.BaseURL)}
 	doc, err := cardDocument(s.card)
+	if err == nil {
+		s.cardV1, err = cardV1Document(s.card)
+	}
 	if err != nil {
 		_ = exec.Close(context.Background())
 		return nil, err
@@ -105,12 +115,12 @@ func NewServer(cfg Config) (*Server, error) {
 
 	started := time.Now()
 	mux := http.NewServeMux()
-	mux.Handle(PathAgentCard, cardHandler(doc, started))
-	mux.Handle(PathLegacyAgentCard, cardHandler(doc, started))
-	rpc := versionRouter{v1: a2asrv.NewJSONRPCHandler(s.rh), v03: a2av0.NewJSONRPCHandler(s.rh), legacy: legacyJSONRPC}
+	mux.Handle(PathAgentCard, cardHandler(doc, s.cardV1, started))
+	mux.Handle(PathLegacyAgentCard, cardHandler(doc, s.cardV1, started))
+	rpc := versionRouter{v1: a2asrv.NewJSONRPCHandler(s.rh), v03: a2av0.NewJSONRPCHandler(s.rh), legacy: legacyJSONRPC, exec: exec}
 	mux.Handle(PathJSONRPC, rpc)
 	mux.Handle(PathJSONRPC+"/{$}", rpc) // clients that append a slash to the card's URL
-	rest := versionRouter{v1: a2asrv.NewRESTHandler(s.rh), v03: a2av0.NewRESTHandler(s.rh), legacy: legacyREST, rest: true}
+	rest := versionRouter{v1: a2asrv.NewRESTHandler(s.rh), v03: a2av0.NewRESTHandler(s.rh), legacy: legacyREST, rest: true, exec: exec}
 	mux.Handle(PathREST+"/", http.StripPrefix(PathREST, rest))
 	limit := cfg.MaxRequestBytes
 	if limit <= 0 {
@@ -120,7 +130,7 @@ func NewServer(cfg Config) (*Server, error) {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
-		mux.ServeHTTP(w, r)
+		mux.ServeHTTP(&charsetWriter{ResponseWriter: w}, r)
 	})
 	return s, nil
 }
@@ -134,11 +144,15 @@ func (s *Server) Card() *a2a.AgentCard { return s.card }
 // slash) and HTTP+JSON under [PathREST].
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// RegisterGRPC registers the A2A 1.0 gRPC service (a2a-go's a2agrpc) with
-// g. It shares the tasks of the HTTP bindings. Authentication is g's
+// RegisterGRPC registers the A2A 1.0 gRPC service (a2a-go's a2agrpc, with
+// the specification's status codes: UNIMPLEMENTED for an unsupported
+// A2A-Version, push notifications and unsupported operations) with g. It
+// shares the tasks of the HTTP bindings. Authentication is g's
 // interceptors' job; they pass the principal the way Config.Principal
 // reads it.
-func (s *Server) RegisterGRPC(g *grpc.Server) { a2agrpc.NewHandler(s.rh).RegisterWith(g) }
+func (s *Server) RegisterGRPC(g *grpc.Server) {
+	a2apb.RegisterA2AServiceServer(g, grpcService{a2agrpc.NewHandler(s.rh)})
+}
 
 // Executor returns the server's executor.
 func (s *Server) Executor() *Executor { return s.exec }
@@ -161,6 +175,8 @@ type versionRouter struct {
 	// names of the binding.
 	legacy func(*http.Request) bool
 	rest   bool
+	// exec admits messages (its MaxActiveTasks) before a2a-go reads them.
+	exec *Executor
 }
 
 func (vr versionRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -171,6 +187,11 @@ func (vr versionRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case wireUnspecified:
 		v03 = vr.legacy(r)
 	}
+	r, release, ok := vr.exec.admitHTTP(w, r, vr.rest, v03)
+	if !ok {
+		return
+	}
+	defer release()
 	h := vr.v1
 	switch {
 	case v03:
@@ -178,9 +199,29 @@ func (vr versionRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case !vr.rest:
 		protoFieldNames(r)
 	}
-	ps := &preStream{w: w, rest: vr.rest}
+	if v03 && vr.rest && strings.Contains(r.URL.Path, "/pushNotificationConfigs") {
+		// No push notifications here: say so before a2a-go parses the body
+		// (it does not read @a2a-js/sdk 0.3's config body, and would answer
+		// a parse error instead).
+		h := w.Header()
+		h.Set("Content-Type", "application/json; charset=utf-8")
+		h.Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write(V03ErrorBody(-32003, "push notifications are not supported by this agent", nil))
+		return
+	}
+	out := w
+	var legacy *v03REST
+	if v03 && vr.rest {
+		legacy = &v03REST{w: w}
+		out = legacy
+	}
+	ps := &preStream{w: out, rest: vr.rest}
 	h.ServeHTTP(ps, r)
 	ps.finish()
+	if legacy != nil {
+		legacy.finish()
+	}
 }
 
 // legacyREST: the 0.3 HTTP+JSON paths start with /v1/.

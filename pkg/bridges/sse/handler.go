@@ -252,7 +252,7 @@ func (h *Handler) preflight(w http.ResponseWriter, r *http.Request) {
 
 func setStreamHeaders(w http.ResponseWriter) {
 	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("Connection", "keep-alive")
 	hd.Set("X-Accel-Buffering", "no")

@@ -76,7 +76,7 @@ func TestResponseHeadersAndFraming(t *testing.T) {
 	f := newFixture(t)
 	resp := post(t, f.url(), input("t1", "", "plain"))
 	defer resp.Body.Close()
-	want := map[string]string{"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "Connection": "keep-alive", "X-Accel-Buffering": "no"}
+	want := map[string]string{"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", "Connection": "keep-alive", "X-Accel-Buffering": "no"}
 	for k, v := range want {
 		if got := resp.Header.Get(k); got != v {
 			t.Errorf("%s = %q, want %q", k, got, v)
@@ -146,7 +146,7 @@ func TestBadRequests(t *testing.T) {
 			if resp.StatusCode != tc.status || body.Error.Code != tc.code || body.Error.Message == "" {
 				t.Errorf("got %d %+v, want %d %s", resp.StatusCode, body.Error, tc.status, tc.code)
 			}
-			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
 				t.Errorf("Content-Type = %q", ct)
 			}
 		})

@@ -178,7 +178,7 @@ func (r *Registry) cancelHandler(key func(req *http.Request, runID string) strin
 			writeError(w, http.StatusServiceUnavailable, "cancel_incomplete", "the run was signalled but had not ended when the request ended: "+err.Error())
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		_ = json.NewEncoder(w).Encode(map[string]any{"runId": id, "cancelled": true})
 	})
 }
@@ -194,7 +194,7 @@ type errorDetail struct {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(errorBody{Error: errorDetail{Code: code, Message: msg}})

@@ -226,7 +226,8 @@ func (h *Hub) start(handle *agentadaptor.RunHandle, threadID, runID, owner strin
 }
 
 // served returns the stream the hub serves the clients of the run with
-// this run key: the journal's served stream when the journal has one.
+// the given run key: the merged stream, or what its journal committed (a
+// ServingJournal).
 func (h *Hub) served(key string) (*Stream, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -397,7 +398,7 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, key string, sub *Sub
 	defer h.detach(key)
 	defer sub.Close()
 	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("Connection", "keep-alive")
 	hd.Set("X-Accel-Buffering", "no")
@@ -514,7 +515,7 @@ func (h *Hub) detach(key string) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
 }

@@ -277,7 +277,9 @@ func TestEventsHandlerReadsTheSource(t *testing.T) {
 		appendJSON(t, m, uint64(i+1), ev)
 	}
 	m.End(5)
-	// A source finds runs by runId and says whose each is.
+	// A source looks a run up by its runId under the requester's principal
+	// (Source.Open reads it from the request's context) and says whose it
+	// is; this one holds alice's run-m.
 	src := &mapSource{streams: map[string]*subagentstream.Stream{"run-m": m.Stream()}, owner: "alice"}
 	who := "alice"
 	hub := subagentstream.NewHub(delegation.NewMemoryBus(), subagentstream.HubOptions{Source: src, Owner: func(*http.Request) string { return who }})
@@ -301,8 +303,9 @@ func TestEventsHandlerReadsTheSource(t *testing.T) {
 	if code, _ := get("run-m", "1"); code != http.StatusNotFound {
 		t.Fatalf("another principal: %d", code)
 	}
+	// The source's runs are in use for their own principal only.
 	if !hub.RunIDInUse(sse.RunKey("alice", "run-m")) || hub.RunIDInUse(sse.RunKey("bob", "run-m")) || hub.RunIDInUse("run-none") {
-		t.Fatal("RunIDInUse must count the source's runs")
+		t.Fatal("RunIDInUse must count the source's runs, each for its principal")
 	}
 }
 
@@ -388,5 +391,56 @@ func TestEventsHandlerSourceLagBoundsTheWait(t *testing.T) {
 	defer srv.close()
 	if code, body := srv.get("run-m", "7"); code != http.StatusNotFound || !strings.Contains(body, "cursor_not_found") {
 		t.Fatalf("got %d %s, want 404 cursor_not_found", code, body)
+	}
+}
+
+// committedJournal is a ServingJournal that commits only a run's first
+// keep frames and, at the run's end, aborts what it committed (as a
+// cluster's journal does when its appends stop being acknowledged).
+type committedJournal struct{ keep uint64 }
+
+type committedRun struct {
+	m    *subagentstream.Mirror
+	keep uint64
+}
+
+func (j committedJournal) Begin(run subagentstream.JournalRun) subagentstream.RunJournal {
+	return &committedRun{m: subagentstream.NewMirror(run.ThreadID, run.RunID, subagentstream.Options{}), keep: j.keep}
+}
+
+func (r *committedRun) Append(f *subagentstream.Frame) {
+	if f.ID <= r.keep {
+		_ = r.m.Append(f.ID, f.Type, f.Data)
+	}
+}
+
+func (r *committedRun) End(bool) { r.m.Abort("host_lost", "the journal stopped committing") }
+
+func (r *committedRun) Served() *subagentstream.Stream { return r.m.Stream() }
+
+// With a ServingJournal, a client that reconnects to a run of this hub is
+// served what the journal committed, as the run's first client is, not the
+// merged stream (docs/design.md#scale-out).
+func TestEventsHandlerServesWhatTheJournalCommitted(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	hub, st, a, p := openStream(t, subagentstream.HubOptions{Journal: committedJournal{keep: 3}})
+	defer hub.Close()
+	srv := serveEvents(hub)
+	defer srv.close()
+	p.send(delegation.DelegationStarted)
+	p.send(delegation.DelegationFinished)
+	a.release(t, "go")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := hub.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := strings.Join(labels(subscribeAll(t, st, 0)), ",")
+	if !strings.HasSuffix(first, "RUN_ERROR") {
+		t.Fatalf("the run's first client got %s, want the journal's stream", first)
+	}
+	code, body := srv.get("run-r", "0")
+	if code != http.StatusOK || strings.Contains(body, "RUN_FINISHED") || !strings.Contains(body, "host_lost") {
+		t.Fatalf("a reconnecting client got %d:\n%s\nwant what the journal committed", code, body)
 	}
 }

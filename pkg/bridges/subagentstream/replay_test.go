@@ -165,7 +165,7 @@ func TestEventsEndpoint(t *testing.T) {
 	a.release(t, "go")
 	all := readAll(t, sub)
 	resp, body := get("run-r", "3")
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream; charset=utf-8" {
 		t.Fatalf("resume: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	frames, err := aguiverify.Frames(strings.NewReader(body))

@@ -207,7 +207,11 @@ func (a *agent) NewTask(spec remote.TaskSpec) remote.Task {
 	if spec.Log == nil {
 		spec.Log = slog.New(slog.DiscardHandler)
 	}
-	return &task{a: a, spec: spec, mode: mode, m: newMapper(spec.Transcript, mode == "streaming"), budget: a2aclient.NewReadBudget(a.ep.MaxReadBytes)}
+	m := newMapper(spec.Transcript, mode == "streaming")
+	// A polled task's terminal state comes from GetTask itself; a stream's
+	// may come before the task's artifacts, and is then read back once.
+	m.readBack = mode == "streaming"
+	return &task{a: a, spec: spec, mode: mode, m: m, budget: a2aclient.NewReadBudget(a.ep.MaxReadBytes)}
 }
 
 // task is one delegated A2A task.
@@ -351,6 +355,7 @@ func (t *task) stream(ctx context.Context, msg *sdka2a.Message) error {
 // is terminal or interrupted (or ctx ended), else the cut as an error. After
 // an answer, only a state reached after the send counts.
 func (t *task) settle(ctx context.Context, err error, op string) error {
+	t.resolveHeld(ctx)
 	state := t.spec.Transcript.State()
 	if t.spec.Transcript.Terminal() != "" || ctx.Err() != nil {
 		return nil
@@ -366,6 +371,28 @@ func (t *task) settle(ctx context.Context, err error, op string) error {
 		err = a2aclient.NewError(a2aclient.KindInterrupted, op, errors.New(why))
 	}
 	return err
+}
+
+// resolveHeld reads the task once when the mapper holds a terminal state
+// reached without output (docs/design.md#event-mapping): a peer that sends
+// its terminal frame early delivers its artifacts to GetTask only. The
+// held state then ends the delegation, with whatever the read added.
+func (t *task) resolveHeld(ctx context.Context) {
+	held := t.m.takeHeld()
+	if held == nil {
+		return
+	}
+	var got *a2aclient.Task
+	if ctx.Err() == nil {
+		zero := 0
+		g, err := t.a.client.GetTask(ctx, a2aclient.GetTaskRequest{TaskID: sdka2a.TaskID(t.m.taskID), Tenant: t.a.ep.Tenant, HistoryLength: &zero})
+		if err == nil {
+			got = g
+		} else {
+			t.spec.Log.Warn("reading back a task that ended without output failed", "error", t.spec.Transcript.Redact(sanitize.Truncate(err.Error(), 300)))
+		}
+	}
+	t.emit(t.m.readBackTask(*held, got))
 }
 
 // CanRecover implements remote.Task: a cut or unreachable stream of a task

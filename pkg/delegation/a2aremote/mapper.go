@@ -48,6 +48,15 @@ type mapper struct {
 	lastStatusKey string
 	lastChunk     *a2aclient.ArtifactUpdate
 
+	// readBack: a terminal state reached with no output seen (or with
+	// artifacts the remote's structured result lists but never sent) is
+	// held until the task has been read once (docs/design.md#event-mapping):
+	// a peer may send its terminal frame before the artifacts. held is that
+	// terminal status; readDone marks the read as done.
+	readBack bool
+	held     *a2aclient.TaskStatus
+	readDone bool
+
 	// Follow-up bookkeeping (docs/design.md#event-mapping). After an
 	// answer to an interrupted task is sent, awaiting holds until the
 	// remote reports a state reached after the send: prevState and
@@ -58,6 +67,12 @@ type mapper struct {
 	prevState remote.State
 	prevMsgID string
 	lastMsgID string // raw id of the last status message mapped
+	// turnText is the text of the agent's status messages of the current
+	// turn, in order: what an interrupted state without a message of its
+	// own asks about. A conversational agent (Gemini CLI's A2A server)
+	// streams its answer as working status messages, chunk by chunk, and
+	// ends every turn in input-required without a message.
+	turnText string
 }
 
 func newMapper(t *remote.Transcript, streamText bool) *mapper {
@@ -141,7 +156,7 @@ func (m *mapper) Map(ev a2aclient.Event) (out []delegation.DelegationEvent) {
 		text := sanitize.Text(a2aclient.TextOf(e.Parts), remote.MaxMessageBytes)
 		if e.TaskID == "" && m.taskID == "" {
 			// A direct reply: no task was created, the reply is the result.
-			m.t.SetFinalText(text)
+			m.t.SetFinalMessage(e.ID, text)
 			return append(out, m.t.Finish(delegation.DelegationFinished, nil)...)
 		}
 		if text != "" {
@@ -205,6 +220,7 @@ func (m *mapper) resetStatus() { m.lastStatusKey = "" }
 // snapshot restating the interrupted state is not that state.
 func (m *mapper) beginFollowUp() {
 	m.resetStatus()
+	m.turnText = ""
 	m.awaiting, m.leading = true, true
 	m.prevState, m.prevMsgID = m.t.State(), m.lastMsgID
 }
@@ -244,6 +260,12 @@ func (m *mapper) status(st a2aclient.TaskStatus) []delegation.DelegationEvent {
 	if state == "" {
 		return nil
 	}
+	if state.Terminal() && m.readBack && !m.readDone && m.held == nil && (!m.t.HasOutput() || m.t.MissingArtifacts()) {
+		m.held = &st
+		m.t.SetState(state)
+		m.awaiting = false
+		return nil
+	}
 	m.t.SetState(state)
 	m.awaiting = false
 	text, msgID := "", ""
@@ -252,6 +274,9 @@ func (m *mapper) status(st a2aclient.TaskStatus) []delegation.DelegationEvent {
 		text = sanitize.Text(a2aclient.TextOf(st.Message.Parts), remote.MaxMessageBytes)
 		msgID = sanitize.ID(m.t.Redact(st.Message.ID))
 		m.lastMsgID = st.Message.ID
+	}
+	if text != "" && !state.Terminal() && !state.Interrupted() && len(m.turnText) < remote.MaxMessageBytes {
+		m.turnText += text
 	}
 	label := state.Label()
 	key := label + "\x00" + text
@@ -262,9 +287,17 @@ func (m *mapper) status(st a2aclient.TaskStatus) []delegation.DelegationEvent {
 	raw := map[string]any{"remote_state": string(a2aclient.NormalizeState(st.State))}
 	switch {
 	case state.Terminal():
+		if text == "" && state != remote.StateCompleted {
+			if r := m.t.RemoteResult(); r != nil {
+				text = r.ErrorMessage // the remote's own account of the failure
+			}
+		}
 		m.t.SetFinalText(text)
 		switch state {
 		case remote.StateCompleted:
+			if st.Message != nil {
+				m.t.SetFinalMessage(st.Message.ID, text)
+			}
 			return m.t.Finish(delegation.DelegationFinished, nil)
 		case remote.StateRejected:
 			return m.t.Finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeRemoteRejected, RemoteStatus: label,
@@ -276,10 +309,16 @@ func (m *mapper) status(st a2aclient.TaskStatus) []delegation.DelegationEvent {
 			return m.t.Finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeRemoteFailed, RemoteStatus: label,
 				Message: "The remote task failed" + remote.Suffix(text)})
 		}
-	case state == remote.StateAuthRequired:
-		m.t.SetQuestion(text) // what the remote says about the authentication it wants
-	case state == remote.StateInputRequired:
-		m.t.SetQuestion(text)
+	case state == remote.StateAuthRequired || state == remote.StateInputRequired:
+		if text == "" {
+			// No message of its own: the question is what the agent said
+			// in this turn.
+			text = sanitize.Text(m.turnText, remote.MaxMessageBytes)
+		}
+		m.t.SetQuestion(text) // for auth-required: what the remote says about the authentication it wants
+		if state == remote.StateAuthRequired {
+			break
+		}
 		if m.t.Config().AllowInput {
 			return []delegation.DelegationEvent{{Kind: delegation.DelegationInputRequired, Status: label, Text: sanitize.Truncate(text, remote.MaxStatusText), RemoteMessageID: msgID, Raw: raw}}
 		}
@@ -349,9 +388,47 @@ func partBytes(p *a2aclient.Part) []byte {
 	return nil
 }
 
-// adaptorResult is the agent-adaptor-result DataPart.
+// takeHeld returns the terminal status held for a read-back, once.
+func (m *mapper) takeHeld() *a2aclient.TaskStatus {
+	h := m.held
+	m.held = nil
+	return h
+}
+
+// readBackTask maps what the task read holds (its artifacts; its status
+// message when the held status had none), then the held terminal status.
+func (m *mapper) readBackTask(held a2aclient.TaskStatus, got *a2aclient.Task) []delegation.DelegationEvent {
+	m.readDone = true
+	var out []delegation.DelegationEvent
+	if got != nil && a2aclient.ValidateEvent(got) == nil {
+		for _, a := range got.Artifacts {
+			if a != nil {
+				out = append(out, m.artifact(a, false, false, true)...)
+			}
+		}
+		if held.Message == nil && got.Status.Message != nil && StateOf(got.Status.State) == StateOf(held.State) {
+			held.Message = got.Status.Message
+		}
+	}
+	return append(out, m.status(held)...)
+}
+
+// adaptorResult is the agent-adaptor-result DataPart
+// (pkg/bridges/a2a.Result), read whole.
 type adaptorResult struct {
-	Summary string `json:"summary"`
+	Summary   string `json:"summary"`
+	Status    string `json:"status"`
+	SessionID string `json:"session_id"`
+	Usage     *struct {
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"usage"`
+	Artifacts []struct {
+		ID string `json:"id"`
+	} `json:"artifacts"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
 }
 
 func (m *mapper) adaptorResult(a *a2aclient.Artifact) {
@@ -364,8 +441,21 @@ func (m *mapper) adaptorResult(a *a2aclient.Artifact) {
 			continue
 		}
 		var r adaptorResult
-		if json.Unmarshal(b, &r) == nil {
-			m.t.SetResultSummary(r.Summary)
+		if json.Unmarshal(b, &r) != nil {
+			continue
 		}
+		rr := remote.RemoteResult{Summary: r.Summary, Status: r.Status, SessionID: r.SessionID}
+		if r.Usage != nil && r.Usage.InputTokens >= 0 && r.Usage.OutputTokens >= 0 {
+			rr.InputTokens, rr.OutputTokens = r.Usage.InputTokens, r.Usage.OutputTokens
+		}
+		for _, x := range r.Artifacts {
+			if x.ID != "" {
+				rr.ArtifactIDs = append(rr.ArtifactIDs, x.ID)
+			}
+		}
+		if r.Error != nil {
+			rr.ErrorMessage = r.Error.Message
+		}
+		m.t.SetRemoteResult(rr)
 	}
 }

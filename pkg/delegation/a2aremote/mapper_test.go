@@ -2,6 +2,8 @@ package a2aremote
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -105,11 +107,27 @@ func TestMapAssistantOutputToText(t *testing.T) {
 	if evs[1].Delta+evs[2].Delta != "Hello world" || evs[3].Text != "Hello world" {
 		t.Errorf("text %+v", evs)
 	}
-	// Not streaming: no deltas, only status text.
+	// Polled: the text is a text message too, growing by what each poll
+	// shows; a message that begins closes the one before it.
 	p := testMapper(nil, false, false, 0)
-	evs = p.Map(chunk(ArtifactAssistantOutput, "msg-1", "Hello", false, true))
-	if len(evs) != 1 || evs[0].Kind != delegation.DelegationStatus || evs[0].Text != "Hello" {
-		t.Errorf("polling mode %+v", evs)
+	evs = p.Map(&a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking},
+		Artifacts: []*a2a.Artifact{{ID: "msg-1", Name: ArtifactAssistantOutput, Parts: a2a.ContentParts{a2a.NewTextPart("Hel")}}}})
+	evs = append(evs, p.Map(&a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking},
+		Artifacts: []*a2a.Artifact{{ID: "msg-1", Name: ArtifactAssistantOutput, Parts: a2a.ContentParts{a2a.NewTextPart("Hello")}},
+			{ID: "msg-2", Name: ArtifactAssistantOutput, Parts: a2a.ContentParts{a2a.NewTextPart("Bye")}}}})...)
+	var text []string
+	for _, ev := range evs {
+		switch ev.Kind {
+		case delegation.DelegationTextStart:
+			text = append(text, "start "+ev.RemoteMessageID)
+		case delegation.DelegationTextDelta:
+			text = append(text, ev.RemoteMessageID+" "+ev.Delta)
+		case delegation.DelegationTextEnd:
+			text = append(text, "end "+ev.RemoteMessageID+" "+ev.Text)
+		}
+	}
+	if want := []string{"start msg-1", "msg-1 Hel", "msg-1 lo", "end msg-1 Hello", "start msg-2", "msg-2 Bye"}; !slices.Equal(text, want) {
+		t.Errorf("polled text\n got %q\nwant %q", text, want)
 	}
 }
 
@@ -223,14 +241,16 @@ func TestMapGenericRemoteAnswerIsItsOutput(t *testing.T) {
 				m.Map(ev)
 			}
 			evs := m.Map(status(a2a.TaskStateCompleted, "done"))
-			if last := evs[len(evs)-1]; last.Kind != delegation.DelegationFinished || last.Text != tc.want {
+			// The bare "done" does not hide the output: it follows it, as the
+			// remote's last word (docs/design.md#tool-contract).
+			if last := evs[len(evs)-1]; last.Kind != delegation.DelegationFinished || last.Text != tc.want+"\n\ndone" {
 				t.Fatalf("terminal %+v", last)
 			}
-			if m.t.Summary() != tc.want {
-				t.Errorf("summary %q, want %q", m.t.Summary(), tc.want)
+			if m.t.Summary() != tc.want+"\n\ndone" {
+				t.Errorf("summary %q, want %q", m.t.Summary(), tc.want+"\n\ndone")
 			}
-			if msgs := m.t.Messages(); len(msgs) != 1 || msgs[0].Text != tc.want {
-				t.Errorf("messages %+v, want the answer", msgs)
+			if msgs := m.t.Messages(); len(msgs) != 2 || msgs[0].Text != tc.want || msgs[1].Text != "done" {
+				t.Errorf("messages %+v, want the answer, then the last word", msgs)
 			}
 		})
 	}
@@ -329,4 +349,94 @@ func countKind(evs []delegation.DelegationEvent, k delegation.DelegationEventKin
 		}
 	}
 	return n
+}
+
+// resultArtifact is an agent-adaptor-result artifact update with data.
+func resultArtifact(data map[string]any) *a2a.TaskArtifactUpdateEvent {
+	return &a2a.TaskArtifactUpdateEvent{TaskID: tinfo.TaskID, ContextID: tinfo.ContextID, LastChunk: true,
+		Artifact: &a2a.Artifact{ID: ArtifactAgentAdaptorResult, Name: ArtifactAgentAdaptorResult, Parts: a2a.ContentParts{a2a.NewDataPart(data)}}}
+}
+
+// A terminal state reached without output (or with artifacts the
+// remote's structured result lists but never sent) is held for one read of
+// the task, whose artifacts then come before the terminal event
+// (docs/design.md#event-mapping).
+func TestMapHoldsAnEmptyTerminalForAReadBack(t *testing.T) {
+	full := &a2a.Task{ID: tinfo.TaskID, ContextID: tinfo.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
+		Artifacts: []*a2a.Artifact{{ID: "extra", Name: "extra.txt", Parts: a2a.ContentParts{a2a.NewTextPart("Extra.")}}}}
+	for _, tc := range []struct {
+		name   string
+		before []a2a.Event
+		hold   bool
+	}{
+		{"no output", nil, true},
+		{"a listed artifact missing", []a2a.Event{resultArtifact(map[string]any{"summary": "S.", "artifacts": []any{map[string]any{"id": "extra"}}})}, true},
+		{"output seen", []a2a.Event{chunk("answer", "answer", "A.", false, true)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := streamingMapper(artifact.NewMemoryStore(0))
+			m.readBack = true
+			for _, ev := range tc.before {
+				m.Map(ev)
+			}
+			evs := m.Map(status(a2a.TaskStateCompleted, ""))
+			held := m.takeHeld()
+			if (held != nil) != tc.hold {
+				t.Fatalf("held %v, want %v (events %s)", held != nil, tc.hold, dt.KindsOf(evs))
+			}
+			if !tc.hold {
+				return
+			}
+			if len(evs) != 0 || m.t.Terminal() != "" {
+				t.Fatalf("a held terminal published %s", dt.KindsOf(evs))
+			}
+			evs = m.readBackTask(*held, full)
+			if len(evs) < 2 || evs[0].Kind != delegation.DelegationArtifactCreated || evs[len(evs)-1].Kind != delegation.DelegationFinished {
+				t.Fatalf("after the read: %s", dt.KindsOf(evs))
+			}
+			if m.takeHeld() != nil || m.Map(status(a2a.TaskStateCompleted, "")) != nil {
+				t.Error("read back more than once")
+			}
+		})
+	}
+}
+
+// The agent-adaptor-result part is read whole: summary, status, session,
+// usage, artifacts, and the error's message for a failure without a
+// status message.
+func TestMapAgentAdaptorResultWhole(t *testing.T) {
+	m := streamingMapper(nil)
+	m.Map(resultArtifact(map[string]any{"summary": "It broke.", "status": "failed", "session_id": "sess-1",
+		"usage": map[string]any{"input_tokens": 3, "output_tokens": 4}, "artifacts": []any{map[string]any{"id": "a1", "name": "a1.md"}},
+		"error": map[string]any{"code": "run_failed", "message": "the CLI exited 1"}}))
+	evs := m.Map(status(a2a.TaskStateFailed, ""))
+	r := m.t.RemoteResult()
+	if r == nil || r.Summary != "It broke." || r.Status != "failed" || r.SessionID != "sess-1" || r.InputTokens != 3 || r.OutputTokens != 4 ||
+		len(r.ArtifactIDs) != 1 || r.ArtifactIDs[0] != "a1" {
+		t.Fatalf("result %+v", r)
+	}
+	if last := evs[len(evs)-1]; last.Kind != delegation.DelegationFailed || !strings.Contains(last.Error.Message, "the CLI exited 1") {
+		t.Errorf("failure %+v", last)
+	}
+}
+
+// An input-required state without a message of its own asks about what the
+// agent said in its turn: a conversational agent (Gemini CLI's A2A server)
+// streams its answer as working status messages, chunk by chunk, and ends
+// every turn so.
+func TestMapInterruptionWithoutMessageAsksAboutTheTurn(t *testing.T) {
+	m := testMapper(nil, true, true, 0)
+	m.Map(status(a2a.TaskStateWorking, "Gemini her"))
+	m.Map(status(a2a.TaskStateWorking, "e: offline."))
+	evs := m.Map(status(a2a.TaskStateInputRequired, ""))
+	if len(evs) != 1 || evs[0].Kind != delegation.DelegationInputRequired || evs[0].Text != "Gemini here: offline." || m.t.Question() != "Gemini here: offline." {
+		t.Fatalf("events %+v question %q", evs, m.t.Question())
+	}
+	// The next turn starts afresh.
+	m.beginFollowUp()
+	m.Map(status(a2a.TaskStateWorking, "Second."))
+	m.Map(status(a2a.TaskStateInputRequired, ""))
+	if m.t.Question() != "Second." {
+		t.Errorf("second turn's question %q", m.t.Question())
+	}
 }

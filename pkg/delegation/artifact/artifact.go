@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/seed0634/agentadaptor/internal/sanitize"
 )
@@ -172,14 +173,14 @@ func Handler(store Store) http.Handler {
 	mux.HandleFunc("GET /agui/runs/{runId}/delegations/{delegationId}/artifacts/{artifactId}", func(w http.ResponseWriter, r *http.Request) {
 		a, err := store.Get(r.Context(), r.PathValue("runId"), r.PathValue("delegationId"), r.PathValue("artifactId"))
 		if err != nil {
-			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
 			w.WriteHeader(http.StatusNotFound)
 			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{
 				"code": "artifact_not_found", "message": "no such artifact for this run and delegation"}})
 			return
 		}
 		h := w.Header()
-		h.Set("Content-Type", cmp.Or(a.MimeType, "application/octet-stream"))
+		h.Set("Content-Type", contentType(a.MimeType, a.Content))
 		h.Set("Content-Length", strconv.Itoa(len(a.Content)))
 		h.Set("X-Content-Type-Options", "nosniff")
 		// Remote content is untrusted: never let it run as a page of the host's origin.
@@ -188,4 +189,24 @@ func Handler(store Store) http.Handler {
 		_, _ = w.Write(a.Content)
 	})
 	return mux
+}
+
+// contentType is the Content-Type an artifact is served with: its media
+// type, plus "; charset=utf-8" for a text type (text/*, JSON, XML) without
+// a charset whose content is valid UTF-8, so that a browser does not decode
+// it as windows-1252 (docs/design.md#audit-and-artifacts).
+func contentType(mt string, content []byte) string {
+	if mt == "" {
+		return "application/octet-stream"
+	}
+	base, params, err := mime.ParseMediaType(mt)
+	if err != nil || params["charset"] != "" {
+		return mt
+	}
+	textual := strings.HasPrefix(base, "text/") || base == "application/json" || strings.HasSuffix(base, "+json") ||
+		base == "application/xml" || strings.HasSuffix(base, "+xml") || base == "application/javascript"
+	if !textual || !utf8.Valid(content) {
+		return mt
+	}
+	return mt + "; charset=utf-8"
 }

@@ -262,7 +262,7 @@ func Handler(store Store) http.Handler {
 		if recs == nil {
 			recs = []Record{}
 		}
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		_ = json.NewEncoder(w).Encode(recs)
 	})
 	return mux

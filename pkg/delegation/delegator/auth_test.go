@@ -28,7 +28,7 @@ var secretRef = "env:" + dt.SecretEnv
 // OAuth2 access token included.
 func TestDelegateWithAPIKeyAndOAuth2(t *testing.T) {
 	dt.CheckLeaks(t)
-	steps := fakea2a.Script(fakea2a.Steps(fakea2a.Working("On it."), fakea2a.TextChunks("Answer."), fakea2a.Completed("done"))...)
+	steps := fakea2a.Script(fakea2a.Steps(fakea2a.Working("On it."), fakea2a.TextChunks("Answer."), fakea2a.Completed(""))...)
 	keyed := fakea2a.New(t, fakea2a.Options{Name: "keyed", Streaming: true, RequireAPIKey: dt.SecretToken, APIKeyHeader: "X-Agent-Key", Behavior: steps,
 		SecuritySchemes: a2a.NamedSecuritySchemes{"key": a2a.APIKeySecurityScheme{Location: a2a.APIKeySecuritySchemeLocationHeader, Name: "X-Agent-Key"}}})
 	oauth := fakea2a.New(t, fakea2a.Options{Name: "oauth", Streaming: true, OAuth2: &fakea2a.OAuth2Client{ID: "agentadaptor", Secret: dt.SecretToken}, Behavior: steps,

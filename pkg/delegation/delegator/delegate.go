@@ -767,6 +767,12 @@ func (f *inflight) snapshot() delegation.Result {
 	}
 	if tr.TaskID() != "" {
 		res.RawTask = &delegation.RawTask{Provider: f.spec.Protocol, TaskID: tr.TaskID()}
+		if r := tr.RemoteResult(); r != nil {
+			res.RawTask.SessionID = red(r.SessionID)
+			if r.InputTokens > 0 || r.OutputTokens > 0 {
+				res.RawTask.Usage = &delegation.RemoteUsage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
+			}
+		}
 	}
 	return res
 }

@@ -43,7 +43,7 @@ func TestFollowUpStreamBeginningWithTheTask(t *testing.T) {
 	}{{"streaming", true}, {"polling", false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := dt.Fake(t, fakea2a.Options{Name: "research", Streaming: tc.streaming, FollowUpSnapshot: true, Behavior: fakea2a.Script(fakea2a.Steps(
-				fakea2a.InputRequired("Which year?"), fakea2a.Working("Using the year."), fakea2a.TextChunks("Report for 2024."), fakea2a.Completed("done"))...)})
+				fakea2a.InputRequired("Which year?"), fakea2a.Working("Using the year."), fakea2a.TextChunks("Report for 2024."), fakea2a.Completed(""))...)})
 			e := env.NewEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv, func(s *registry.RemoteAgentSpec) { s.Policy.AllowInputRequired = true })})
 			rec := e.Record(t, "run-fu")
 			done := make(chan delegation.Result, 1)
@@ -74,7 +74,7 @@ func TestFollowUpStreamBeginningWithTheTask(t *testing.T) {
 func TestFollowUpSecondQuestion(t *testing.T) {
 	dt.CheckLeaks(t)
 	srv := dt.Fake(t, fakea2a.Options{Name: "research", Streaming: true, FollowUpSnapshot: true, Behavior: fakea2a.Script(fakea2a.Steps(
-		fakea2a.InputRequired("Which year?"), fakea2a.InputRequired("Which month?"), fakea2a.TextChunks("Report for May 2024."), fakea2a.Completed("done"))...)})
+		fakea2a.InputRequired("Which year?"), fakea2a.InputRequired("Which month?"), fakea2a.TextChunks("Report for May 2024."), fakea2a.Completed(""))...)})
 	e := env.NewEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv, func(s *registry.RemoteAgentSpec) { s.Policy.AllowInputRequired = true })})
 	rec := e.Record(t, "run-fu2")
 	done := make(chan delegation.Result, 1)

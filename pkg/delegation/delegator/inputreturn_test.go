@@ -44,7 +44,7 @@ func TestInputRequiredReturnAndContinue(t *testing.T) {
 	dt.CheckLeaks(t)
 	srv := dt.Fake(t, fakea2a.Options{Name: "research", Streaming: true, FollowUpSnapshot: true, Behavior: fakea2a.Script(fakea2a.Steps(
 		fakea2a.Working("Drafting."), fakea2a.InputRequired("Which year?"), fakea2a.InputRequired("Which month?"),
-		fakea2a.TextChunks("Report for May 2024."), fakea2a.Completed("done"))...)})
+		fakea2a.TextChunks("Report for May 2024."), fakea2a.Completed(""))...)})
 	e := env.NewEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv, returnPolicy())})
 	if err := e.D.BeginRun("run-r"); err != nil {
 		t.Fatal(err)

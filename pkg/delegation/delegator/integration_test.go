@@ -67,7 +67,9 @@ func TestDelegateStreamingHappyPath(t *testing.T) {
 	}
 	var text strings.Builder
 	for _, ev := range dt.OfKind(evs, delegation.DelegationTextDelta) {
-		text.WriteString(ev.Delta)
+		if !strings.HasPrefix(ev.RemoteMessageID, "final") { // the last word comes once, after the text
+			text.WriteString(ev.Delta)
+		}
 	}
 	if text.String() != "Comparing task streaming and artifact behavior." {
 		t.Errorf("deltas %q", text.String())
@@ -89,7 +91,7 @@ func TestDelegateStreamingHappyPath(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || string(body) != "# Notes\nARTIFACT-BODY" || resp.Header.Get("Content-Type") != "text/markdown" {
+	if resp.StatusCode != 200 || string(body) != "# Notes\nARTIFACT-BODY" || resp.Header.Get("Content-Type") != "text/markdown; charset=utf-8" {
 		t.Errorf("artifact GET: %d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
 	resp, err = http.Get(h.URL + "/agui/runs/other-run/delegations/" + res.DelegationID + "/artifacts/" + art.ID)
@@ -140,17 +142,21 @@ func TestDelegateNonStreamingFallbackPolls(t *testing.T) {
 	})
 	srv.Release(srvTaskID(t, sub))
 	res := <-done
-	// The task's output (its assistant text) is the answer, not the
-	// final status message.
-	if res.Status != delegation.StatusCompleted || res.Summary != "Legacy answer." || len(res.Messages) != 1 || res.Messages[0].Text != "Legacy answer." {
+	// The task's output (its assistant text) is the answer, and the final
+	// status message the remote's last word after it.
+	if res.Status != delegation.StatusCompleted || res.Summary != "Legacy answer.\n\nLegacy result" || len(res.Messages) != 2 ||
+		res.Messages[0].Text != "Legacy answer." || res.Messages[1].Text != "Legacy result" {
 		t.Fatalf("result %+v", res)
 	}
 	evs := rec.WaitTerminals(t, 1)
 	dt.CheckLifecycle(t, evs)
-	for _, k := range []delegation.DelegationEventKind{delegation.DelegationTextStart, delegation.DelegationTextDelta, delegation.DelegationTextEnd} {
-		if n := len(dt.OfKind(evs, k)); n != 0 {
-			t.Errorf("%d fake %s events in polling mode", n, k)
-		}
+	// The polled text is the subagent's text, then its last word.
+	var ends []string
+	for _, ev := range dt.OfKind(evs, delegation.DelegationTextEnd) {
+		ends = append(ends, ev.Text)
+	}
+	if !slices.Equal(ends, []string{"Legacy answer.", "Legacy result"}) {
+		t.Errorf("polled text messages %q, events %s", ends, dt.KindsOf(evs))
 	}
 	sends := srv.RequestsFor("SendMessage")
 	if len(sends) != 1 || !sends[0].ReturnImmediately {
@@ -323,7 +329,7 @@ func TestDelegateStreamDisconnectRecovers(t *testing.T) {
 	e := env.NewEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv)})
 	rec := e.Record(t, "run-d")
 	res := e.D.Delegate(dt.Ctx(t), delegator.Request{RunID: "run-d", Agent: "research", Objective: "x"})
-	if res.Status != delegation.StatusCompleted || res.Summary != "after reconnect" {
+	if res.Status != delegation.StatusCompleted || res.Summary != "after reconnect\n\nrecovered" {
 		t.Fatalf("result %+v err %+v", res, res.Error)
 	}
 	evs := rec.WaitTerminals(t, 1)
@@ -392,7 +398,9 @@ func TestDelegateDuplicateTerminalEvents(t *testing.T) {
 	dt.CheckLifecycle(t, evs)
 	var text strings.Builder
 	for _, ev := range dt.OfKind(evs, delegation.DelegationTextDelta) {
-		text.WriteString(ev.Delta)
+		if !strings.HasPrefix(ev.RemoteMessageID, "final") { // the last word comes once, after the text
+			text.WriteString(ev.Delta)
+		}
 	}
 	working := 0
 	for _, ev := range dt.OfKind(evs, delegation.DelegationStatus) {
@@ -486,7 +494,7 @@ func TestDelegateInputRequiredAnswered(t *testing.T) {
 		t.Errorf("answer: %d", c)
 	}
 	res := <-done
-	if res.Status != delegation.StatusCompleted || res.Summary != "Answer for the year." {
+	if res.Status != delegation.StatusCompleted || res.Summary != "Answer for the year.\n\nDone for 2024" {
 		t.Fatalf("result %+v err %+v", res, res.Error)
 	}
 	if c := post("run-i", ir.DelegationID, `{"text": "again"}`); c != 404 {
@@ -710,7 +718,7 @@ func TestDelegateEndpointOnlyAgent(t *testing.T) {
 	e := env.NewEnv(t, []registry.RemoteAgentSpec{{Key: "direct", Protocol: delegation.ProtocolA2A, EndpointURL: srv.URL() + "/jsonrpc", AuthRef: "env:" + dt.SecretEnv,
 		Capabilities: registry.RemoteCapabilities{Streaming: true}, Policy: registry.DefaultPolicy()}})
 	res := e.D.Delegate(dt.Ctx(t), delegator.Request{RunID: "run-e", Agent: "direct", Objective: "x"})
-	if res.Status != delegation.StatusCompleted || res.Summary != "hi" {
+	if res.Status != delegation.StatusCompleted || res.Summary != "hi\n\nok" {
 		t.Fatalf("%+v %+v", res, res.Error)
 	}
 	if len(srv.RequestsFor("AgentCard")) != 0 || len(srv.RequestsFor("SendStreamingMessage")) != 1 {
@@ -762,7 +770,9 @@ func TestDelegateGenericRemoteAnswerReachesTheParent(t *testing.T) {
 			e := env.NewEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("generic", srv)})
 			rec := e.Record(t, "run-g")
 			res := e.D.Delegate(dt.Ctx(t), delegator.Request{RunID: "run-g", Agent: "generic", Objective: "What is the answer?"})
-			if res.Status != delegation.StatusCompleted || res.Summary != tc.want || len(res.Messages) != 1 || res.Messages[0].Text != tc.want {
+			// A bare final status such as "done" does not hide the output:
+			// it follows it, as the remote's last word.
+			if res.Status != delegation.StatusCompleted || res.Summary != tc.want+"\n\ndone" || len(res.Messages) != 2 || res.Messages[0].Text != tc.want || res.Messages[1].Text != "done" {
 				t.Fatalf("result %+v", res)
 			}
 			if len(res.Artifacts) != tc.arts || (tc.arts > 0 && res.Artifacts[0].URI == "") {
@@ -770,7 +780,7 @@ func TestDelegateGenericRemoteAnswerReachesTheParent(t *testing.T) {
 			}
 			evs := rec.WaitTerminals(t, 1)
 			dt.CheckLifecycle(t, evs)
-			if fin := dt.OfKind(evs, delegation.DelegationFinished); len(fin) != 1 || fin[0].Text != tc.want {
+			if fin := dt.OfKind(evs, delegation.DelegationFinished); len(fin) != 1 || fin[0].Text != res.Summary {
 				t.Errorf("finished %+v", fin)
 			}
 		})

@@ -269,9 +269,9 @@ func TestEndToEndRealPathContracts(t *testing.T) {
 		t.Fatal(err)
 	}
 	del, _ := out["delegation_id"].(string)
-	// The summary is the task's output, not its final status message; the
-	// (non-text) artifact is only referenced.
-	if !strings.HasPrefix(res.Output, "Result: completed / REMOTE-STREAM-TEXT more. / host://delegations/"+del+"/artifacts/") {
+	// The summary is the task's output, then its final status message (the
+	// remote's last word); the (non-text) artifact is only referenced.
+	if !strings.HasPrefix(res.Output, "Result: completed / REMOTE-STREAM-TEXT more.\n\nRemote summary. / host://delegations/"+del+"/artifacts/") {
 		t.Errorf("output %q", res.Output)
 	}
 	raw := string(res.RawStreams.Stdout) + string(res.RawStreams.Stderr)

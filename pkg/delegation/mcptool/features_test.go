@@ -244,11 +244,24 @@ func initScenario(t *testing.T, sc *godog.ScenarioContext) {
 		})
 		return err
 	})
-	sc.Step(`^the SSE stream does not emit fake text deltas$`, func() error {
-		for _, k := range []delegation.DelegationEventKind{delegation.DelegationTextStart, delegation.DelegationTextDelta, delegation.DelegationTextEnd} {
-			if n := len(dt.OfKind(w.events(), k)); n > 0 {
-				return fmt.Errorf("%d %s events from a non-streaming agent", n, k)
+	sc.Step(`^the SSE stream shows the polled text without invented deltas$`, func() error {
+		// Each delta is what a poll added to the text: together they are
+		// the message, and the answer is there before the last word.
+		sum := map[string]string{}
+		var ends []string
+		for _, ev := range w.events() {
+			switch ev.Kind {
+			case delegation.DelegationTextDelta:
+				sum[ev.RemoteMessageID] += ev.Delta
+			case delegation.DelegationTextEnd:
+				if sum[ev.RemoteMessageID] != ev.Text {
+					return fmt.Errorf("message %s: deltas %q, text %q", ev.RemoteMessageID, sum[ev.RemoteMessageID], ev.Text)
+				}
+				ends = append(ends, ev.Text)
 			}
+		}
+		if len(ends) != 2 || ends[0] != "Legacy answer." || ends[1] != "Legacy result: 42" {
+			return fmt.Errorf("polled text messages %q", ends)
 		}
 		return nil
 	})
@@ -258,9 +271,9 @@ func initScenario(t *testing.T, sc *godog.ScenarioContext) {
 			return err
 		}
 		res, _ := w.p.finish()
-		// The remote's answer is its output (the assistant text), not the
+		// The remote's answer is its output (the assistant text), then its
 		// final status message "Legacy result: 42".
-		if out["status"] != "completed" || out["summary"] != "Legacy answer." || res.Output != "Got: Legacy answer." {
+		if out["status"] != "completed" || out["summary"] != "Legacy answer.\n\nLegacy result: 42" || res.Output != "Got: Legacy answer.\n\nLegacy result: 42" {
 			return fmt.Errorf("tool result %v, output %q", out, res.Output)
 		}
 		return nil
@@ -411,8 +424,9 @@ func initScenario(t *testing.T, sc *godog.ScenarioContext) {
 		if err != nil {
 			return err
 		}
-		// The answer is the task's output after the input, not its final status message.
-		if out["status"] != "completed" || res.Output != "Using the year given." {
+		// The answer is the task's output after the input, then its final
+		// status message.
+		if out["status"] != "completed" || res.Output != "Using the year given.\n\nReport for 2024" {
 			return fmt.Errorf("tool result %v output %q", out, res.Output)
 		}
 		for _, r := range w.fakes["research"].RequestsFor("SendStreamingMessage") {
@@ -493,7 +507,7 @@ func initScenario(t *testing.T, sc *godog.ScenarioContext) {
 		release("review")
 		select {
 		case out := <-w.second:
-			if out["status"] != "completed" || out["summary"] != "review says hello." {
+			if out["status"] != "completed" || out["summary"] != "review says hello.\n\nreview done" {
 				return fmt.Errorf("parallel call result %v", out)
 			}
 		case <-time.After(30 * time.Second):

@@ -231,9 +231,9 @@ func TestMCPToolMapsKeyAndRunFromToken(t *testing.T) {
 	chA := callAsync(dt.Ctx(t), ca, mcptool.ToolName, map[string]any{"agent": "research", "objective": "a"}, mcp.Meta{mcptool.MetaClaudeToolUseID: "toolu-A"})
 	chB := callAsync(dt.Ctx(t), cb, mcptool.ToolName, map[string]any{"agent": "review", "objective": "b"}, mcp.Meta{mcptool.MetaCodexCallID: "call-B"})
 	outA, outB := <-chA, <-chB
-	// research streams text (its output wins over "research done"); review
-	// has no output, so its final status message is the answer.
-	if outA["summary"] != "from research" || outB["summary"] != "review done" {
+	// research streams text, then its last word "research done" follows
+	// it; review has no output, so its final status message is the answer.
+	if outA["summary"] != "from research\n\nresearch done" || outB["summary"] != "review done" {
 		t.Fatalf("results %v / %v", outA, outB)
 	}
 	if len(srvA.RequestsFor("SendStreamingMessage")) != 1 || len(srvB.RequestsFor("SendStreamingMessage")) != 1 {
@@ -490,7 +490,7 @@ func TestMCPEndpointRefusesBrowsersAndChallenges(t *testing.T) {
 // correlation _meta) goes on with the same delegation to its end.
 func TestMCPInputRequiredReturnAndContinue(t *testing.T) {
 	dt.CheckLeaks(t)
-	srv := dt.StreamingFake(t, fakea2a.InputRequired("Which year?"), fakea2a.TextChunks("Report for 2024."), fakea2a.Completed("done"))
+	srv := dt.StreamingFake(t, fakea2a.InputRequired("Which year?"), fakea2a.TextChunks("Report for 2024."), fakea2a.Completed(""))
 	e := newEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv, func(s *registry.RemoteAgentSpec) {
 		s.Policy.InputRequired = registry.InputRequiredReturn
 		s.Shortcut = "delegate_to_research_agent"

@@ -72,7 +72,11 @@ type Transcript struct {
 	outOrder []string
 
 	resultSummary string
+	result        *RemoteResult
 	finalText     string
+	finalID       string // the remote id of the final status message
+	finalShown    bool   // the final text is a successful end's message (SetFinalMessage)
+	finalKey      string // the text message that shows it ("" until Finish)
 	terminal      delegation.DelegationEventKind
 	terminalError *delegation.DelegationError
 }
@@ -170,6 +174,73 @@ func (t *Transcript) SetResultSummary(s string) { t.resultSummary = sanitize.Tex
 // progress: they are never recorded here (docs/design.md#tool-contract).
 func (t *Transcript) SetFinalText(s string) { t.finalText = s }
 
+// SetFinalMessage records the message that came with a successful terminal
+// state (or a direct reply): its text, and the remote's id for it (raw; ""
+// when it has none). Finish shows it as the subagent's last text message,
+// and it ends the summary (docs/design.md#tool-contract).
+func (t *Transcript) SetFinalMessage(rawID, text string) {
+	t.finalText = text
+	t.finalID = sanitize.ID(t.Redact(rawID))
+	t.finalShown = true
+}
+
+// RemoteResult is a remote's own structured account of its task (A2A: the
+// agent-adaptor-result artifact of an Agent Adaptor bridge).
+type RemoteResult struct {
+	// Summary is the remote's summary of its answer.
+	Summary string
+	// Status is the remote run's status (completed, failed, cancelled,
+	// input_required), sanitised.
+	Status string
+	// SessionID is the remote agent's session (a shown id).
+	SessionID string
+	// InputTokens and OutputTokens are the remote run's usage (0: unknown).
+	InputTokens, OutputTokens int64
+	// ArtifactIDs are the remote ids of the artifacts the task published.
+	ArtifactIDs []string
+	// ErrorMessage is the remote's own account of a failure ("" if none).
+	ErrorMessage string
+}
+
+// SetRemoteResult records the remote's structured result; its summary
+// wins over every other text in Summary.
+func (t *Transcript) SetRemoteResult(r RemoteResult) {
+	r.Summary = sanitize.Text(r.Summary, MaxSummaryBytes)
+	r.SessionID = t.ShownID(r.SessionID)
+	r.Status = sanitize.Line(r.Status, 32)
+	r.ErrorMessage = sanitize.Text(t.Redact(r.ErrorMessage), MaxStatusText)
+	if len(r.ArtifactIDs) > maxTrackedArts {
+		r.ArtifactIDs = r.ArtifactIDs[:maxTrackedArts]
+	}
+	t.result = &r
+	t.resultSummary = r.Summary
+}
+
+// RemoteResult returns the remote's structured result (nil if none came).
+func (t *Transcript) RemoteResult() *RemoteResult { return t.result }
+
+// HasOutput reports whether the task showed any output: a text message,
+// an artifact, or a structured result.
+func (t *Transcript) HasOutput() bool {
+	return len(t.textOrder) > 0 || len(t.artOrder) > 0 || t.result != nil || t.resultSummary != ""
+}
+
+// MissingArtifacts reports whether the remote's structured result lists
+// an artifact the task never delivered.
+func (t *Transcript) MissingArtifacts() bool {
+	if t.result == nil {
+		return false
+	}
+	for _, id := range t.result.ArtifactIDs {
+		if _, ok := t.arts[t.Redact(id)]; !ok {
+			if _, ok := t.texts[sanitize.ID(t.Redact(id))]; !ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Terminal returns the kind of the terminal event, "" while the
 // delegation is open.
 func (t *Transcript) Terminal() delegation.DelegationEventKind { return t.terminal }
@@ -253,9 +324,12 @@ func (t *Transcript) CloseTexts() []delegation.DelegationEvent {
 
 // TextSnapshot handles a message whose content arrives as chunks that
 // either extend it (appendChunk) or restate it whole (a snapshot or a
-// replacement); last closes it. When stream is false the remote does not
-// really stream its text: no deltas are invented, the message as it stands
-// is reported in a subagent.status "message" event when it changed.
+// replacement); last closes it. It publishes the text as a text message
+// (subagent.text.start, .delta with what is new, .end) whether the remote
+// streams it or it is polled: a polled message grows by what each poll
+// shows. When stream is false (polling), a message that begins closes the
+// ones before it, so that one message is open at a time; every open
+// message is closed by Finish.
 func (t *Transcript) TextSnapshot(key, chunk string, appendChunk, last, snapshot, stream bool) []delegation.DelegationEvent {
 	msg := t.message(key)
 	if msg == nil {
@@ -276,18 +350,18 @@ func (t *Transcript) TextSnapshot(key, chunk string, appendChunk, last, snapshot
 		msg.text.Reset()
 		msg.appendText(chunk)
 	}
-	var out []delegation.DelegationEvent
-	if !stream {
-		if delta != "" || (!appendChunk && !snapshot && chunk != "") {
-			out = append(out, delegation.DelegationEvent{Kind: delegation.DelegationStatus, Status: "message",
-				Text: sanitize.Truncate(sanitize.Text(msg.String(), MaxMessageBytes), MaxStatusText), RemoteMessageID: msg.id})
-		}
-		return out
-	}
 	if msg.ended {
 		return nil
 	}
+	var out []delegation.DelegationEvent
 	if !msg.started && (delta != "" || last) {
+		if !stream {
+			for _, other := range t.textOrder {
+				if other != key {
+					out = append(out, t.TextEnd(other)...)
+				}
+			}
+		}
 		msg.started = true
 		out = append(out, delegation.DelegationEvent{Kind: delegation.DelegationTextStart, RemoteMessageID: msg.id})
 	}
@@ -297,6 +371,7 @@ func (t *Transcript) TextSnapshot(key, chunk string, appendChunk, last, snapshot
 	if last && msg.started {
 		out = append(out, t.TextEnd(key)...)
 	}
+	_ = snapshot
 	return out
 }
 
@@ -465,12 +540,60 @@ func (t *Transcript) Finish(kind delegation.DelegationEventKind, derr *delegatio
 			out = append(out, t.announce(acc)...)
 		}
 	}
+	if kind == delegation.DelegationFinished {
+		out = append(out, t.finalMessage()...)
+	}
 	t.terminal, t.terminalError = kind, derr
 	status := map[delegation.DelegationEventKind]string{delegation.DelegationFinished: "completed", delegation.DelegationFailed: "failed", delegation.DelegationCancelled: "cancelled"}[kind]
 	if derr != nil && derr.Code == delegation.CodeCancelPending {
 		status = "cancel_pending"
 	}
 	return append(out, delegation.DelegationEvent{Kind: kind, Status: status, Text: sanitize.Truncate(t.Summary(), MaxStatusText), Error: derr})
+}
+
+// finalMessage shows the final status message as the subagent's last
+// text message, unless it is empty or only repeats the last text the
+// subagent showed.
+func (t *Transcript) finalMessage() []delegation.DelegationEvent {
+	text := sanitize.Text(t.finalText, MaxMessageBytes)
+	if !t.finalShown || strings.TrimSpace(text) == "" || text == t.lastText() {
+		return nil
+	}
+	key := "final"
+	if t.finalID != "" {
+		key = "final-" + t.finalID
+	}
+	if _, taken := t.texts[key]; taken {
+		return nil
+	}
+	out := t.TextDelta(key, text)
+	if len(out) > 0 {
+		t.finalKey = key // shown, but not part of the output: it ends the summary
+	}
+	return append(out, t.TextEnd(key)...)
+}
+
+// lastText is the text of the last assistant message ("" if none).
+func (t *Transcript) lastText() string {
+	for i := len(t.textOrder) - 1; i >= 0; i-- {
+		if t.textOrder[i] == t.finalKey {
+			continue
+		}
+		if s := strings.TrimSpace(t.texts[t.textOrder[i]].String()); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// finalWord is the final status message when it says something the
+// output does not already hold ("" otherwise).
+func (t *Transcript) finalWord(output string) string {
+	f := strings.TrimSpace(sanitize.Text(t.finalText, MaxSummaryBytes))
+	if !t.finalShown || f == "" || strings.Contains(output, f) {
+		return ""
+	}
+	return f
 }
 
 // Output returns the task's output text: its assistant text messages and
@@ -486,6 +609,9 @@ func (t *Transcript) Output() string {
 		}
 		var s string
 		if key, ok := strings.CutPrefix(ref, "m"); ok {
+			if key == t.finalKey {
+				continue
+			}
 			s = t.texts[key].String()
 		} else if acc := t.arts[ref[1:]]; acc != nil {
 			s = string(acc.head)
@@ -500,28 +626,31 @@ func (t *Transcript) Output() string {
 
 // Summary is the concise text for the parent
 // (docs/design.md#tool-contract): the remote's structured summary, else
-// the task's output (Output), else the final status text. Status messages
-// of a working task never make the summary.
+// the task's output (Output) followed by the final status message (the
+// remote's last word, when it adds to the output), else the final status
+// text. Status messages of a working task never make the summary.
 func (t *Transcript) Summary() string {
 	if t.resultSummary != "" {
 		return t.resultSummary
 	}
 	if s := t.Output(); s != "" {
-		return s
+		if f := t.finalWord(s); f != "" {
+			s += "\n\n" + f
+		}
+		return sanitize.Truncate(s, MaxSummaryBytes)
 	}
 	return sanitize.Truncate(sanitize.Text(t.finalText, MaxSummaryBytes), MaxSummaryBytes)
 }
 
-// Messages returns the remote's answer as one assistant message: its last
-// assistant text message, else the content of its text artifacts, else the
-// final status text. Earlier messages and status messages are progress,
+// Messages returns the remote's answer: one assistant message with its
+// last assistant text message, else the content of its text artifacts,
+// else the final status text; then, when the final status message adds to
+// that answer, a second one with it (the remote's last word). Earlier
+// messages and status messages are progress,
 // which the UI streams live and which never reaches the parent model's
 // context.
 func (t *Transcript) Messages() []delegation.ResultMessage {
-	final := ""
-	for i := len(t.textOrder) - 1; i >= 0 && final == ""; i-- {
-		final = strings.TrimSpace(t.texts[t.textOrder[i]].String())
-	}
+	final := t.lastText()
 	if final == "" {
 		var parts []string
 		for _, ref := range t.outOrder {
@@ -533,13 +662,20 @@ func (t *Transcript) Messages() []delegation.ResultMessage {
 		}
 		final = strings.Join(parts, "\n\n")
 	}
+	last := ""
 	if final == "" {
 		final = t.finalText
+	} else {
+		last = t.finalWord(final)
 	}
 	if final = sanitize.Text(final, MaxMessageBytes); final == "" {
 		return []delegation.ResultMessage{}
 	}
-	return []delegation.ResultMessage{{Role: "assistant", Text: final}}
+	out := []delegation.ResultMessage{{Role: "assistant", Text: final}}
+	if last = sanitize.Text(last, MaxMessageBytes); last != "" {
+		out = append(out, delegation.ResultMessage{Role: "assistant", Text: last})
+	}
+	return out
 }
 
 // Artifacts returns the artifacts announced so far, in order.

@@ -27,7 +27,7 @@ Feature: A2A delegation appears as a local visual subagent
     When the parent agent delegates a task to "legacy"
     Then the SSE stream emits subagent.started
     And the SSE stream emits status updates from polling or task state
-    And the SSE stream does not emit fake text deltas
+    And the SSE stream shows the polled text without invented deltas
     And the final tool result contains the remote task result
 
   Scenario: User stops the parent run while a remote task is active
