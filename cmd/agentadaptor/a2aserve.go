@@ -14,7 +14,7 @@ import (
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/authref"
-	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/httpguard"
 	"github.com/seed0634/agentadaptor/internal/telemetry"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"

@@ -17,7 +17,7 @@ import (
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/fakeacp"
-	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 )
 

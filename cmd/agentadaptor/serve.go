@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/telemetry"
 )

@@ -20,7 +20,7 @@ import (
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/fakemodel"
-	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/realcli"
 	"github.com/seed0634/agentadaptor/pkg/adapters/claude"

@@ -24,7 +24,7 @@ import (
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/fakemodel"
-	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/realcli"
 	"github.com/seed0634/agentadaptor/internal/testenv"
@@ -736,7 +736,7 @@ func find(evs []event, from int, ok func(event) bool) int {
 }
 
 // nodeValidate checks the stream with the @ag-ui/core validator
-// (tests/node/validate-agui.mjs), as internal/host's tests do.
+// (tests/node/validate-agui.mjs), as pkg/host's tests do.
 func nodeValidate(t *testing.T, stream []byte) {
 	t.Helper()
 	repo, err := testenv.NodePackages(testenv.AGUIPackages()...)

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/shellagent"
 )

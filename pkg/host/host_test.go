@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
-	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"

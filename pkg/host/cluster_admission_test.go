@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
-	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/natstest"
 )

@@ -19,7 +19,7 @@ import (
 
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
-	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/natstest"
 	"go.uber.org/goleak"

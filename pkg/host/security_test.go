@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/pkg/delegation/audit"
 )
