@@ -11,8 +11,8 @@ import (
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/fakemodel"
-	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
 	"github.com/seed0634/agentadaptor/internal/realcli"
 )
 
@@ -53,7 +53,7 @@ func TestServeCodexACPParentDelegates(t *testing.T) {
 	cfg.Parent.Binary, cfg.Parent.WorkDir, cfg.Parent.Timeout = bin, t.TempDir(), hostconfig.Duration(90*time.Second)
 	cfg.Parent.Args = append(cfg.Parent.Args, model.CodexACPArgs("FAKE_KEY", catalog)...)
 	cfg.Agents = []hostconfig.Agent{{Key: "reviewer", DisplayName: "Reviewer", Protocol: "a2a", AgentCardURL: remote.CardURL()}}
-	h, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir(), AdapterFactory: parentAdapter})
+	h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{StateDir: t.TempDir(), AdapterFactory: parentAdapter})
 	if err != nil {
 		t.Fatal(err)
 	}

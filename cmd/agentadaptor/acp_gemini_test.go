@@ -12,8 +12,8 @@ import (
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/fakemodel"
-	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
 	"github.com/seed0634/agentadaptor/internal/realcli"
 )
 
@@ -52,7 +52,7 @@ func TestServeGeminiParentDelegates(t *testing.T) {
 		Parent: hostconfig.Parent{Adapter: "acp", Binary: bin, Args: []string{"--experimental-acp", "--model", "gemini-2.5-flash"}, WorkDir: t.TempDir(), Timeout: hostconfig.Duration(90 * time.Second)},
 		Agents: []hostconfig.Agent{{Key: "reviewer", DisplayName: "Reviewer", Protocol: "a2a", AgentCardURL: remote.CardURL()}},
 	}
-	h, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir(), AdapterFactory: parentAdapter})
+	h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{StateDir: t.TempDir(), AdapterFactory: parentAdapter})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/fakeacp"
-	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
 )
 
 // `agentadaptor run --adapter acp --binary PATH --arg ...` drives an ACP
@@ -92,7 +92,7 @@ func TestServeACPParentDelegates(t *testing.T) {
 				Parent: hostconfig.Parent{Adapter: "acp", Binary: exe, Args: []string{"--experimental-acp"}},
 				Agents: []hostconfig.Agent{{Key: "reviewer", DisplayName: "Reviewer", Protocol: "a2a", AgentCardURL: remote.CardURL()}},
 			}
-			h, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir(), AdapterFactory: parentAdapter})
+			h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{StateDir: t.TempDir(), AdapterFactory: parentAdapter})
 			if err != nil {
 				t.Fatal(err)
 			}

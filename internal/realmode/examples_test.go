@@ -20,8 +20,8 @@ import (
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/fakemodel"
-	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
 	"github.com/seed0634/agentadaptor/internal/realcli"
 	"github.com/seed0634/agentadaptor/pkg/adapters/claude"
 	"github.com/seed0634/agentadaptor/pkg/adapters/codex"
@@ -117,7 +117,7 @@ func TestExampleRealParentConfigsAnswerEveryMessage(t *testing.T) {
 			cfg.Parent.Binary, cfg.Parent.WorkDir = bin, work
 			cfg.Agents[0].AgentCardURL = remote.CardURL()
 			logs := &syncBuffer{}
-			h, err := host.New(context.Background(), cfg, host.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)),
+			h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)),
 				StateDir: filepath.Join(root, "state"), AdapterFactory: tt.adapter})
 			if err != nil {
 				t.Fatal(err)

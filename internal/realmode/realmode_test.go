@@ -24,11 +24,12 @@ import (
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/fakemodel"
-	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
 	"github.com/seed0634/agentadaptor/internal/realcli"
 	"github.com/seed0634/agentadaptor/internal/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/claude"
+	"github.com/seed0634/agentadaptor/pkg/host"
 )
 
 // What the scripted models say. The progress marker is remote progress the
@@ -612,7 +613,7 @@ func startHost(t *testing.T, claudeBin, root string, anthropic *fakemodel.Anthro
 		}
 	})
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h, err := host.New(context.Background(), cfg, host.Options{Logger: logger, StateDir: filepath.Join(root, "state"),
+	h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{Logger: logger, StateDir: filepath.Join(root, "state"),
 		AdapterFactory: func(p hostconfig.Parent) (agentadaptor.Adapter, error) {
 			return claude.New(claude.Config{Binary: p.Binary}) // as cmd/agentadaptor does
 		}})

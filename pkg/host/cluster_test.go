@@ -19,9 +19,10 @@ import (
 
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
-	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
 	"github.com/seed0634/agentadaptor/internal/natstest"
+	"github.com/seed0634/agentadaptor/pkg/host"
 	"go.uber.org/goleak"
 )
 
@@ -67,7 +68,7 @@ type replica struct {
 
 func startReplica(t *testing.T, cfg *hostconfig.Config) *replica {
 	t.Helper()
-	h, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir(), Logger: testLogger(t)})
+	h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{StateDir: t.TempDir(), Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/pkg/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
 	"github.com/seed0634/agentadaptor/internal/shellagent"
 )
 
@@ -101,7 +101,7 @@ func TestParentEnvironmentHoldsNoHostSecret(t *testing.T) {
 				Auth:   hostconfig.Auth{Tokens: []hostconfig.Token{{Name: "alice", TokenRef: "env:ENVTEST_ALICE_TOKEN"}, {Name: "bob", TokenRef: "env:ENVTEST_BOB_TOKEN"}}},
 				Agents: []hostconfig.Agent{{Key: "research", Protocol: "a2a", AgentCardURL: "http://127.0.0.1:1/.well-known/agent-card.json", AuthRef: "env:ENVTEST_RESEARCH_TOKEN"}},
 			}
-			h, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir(),
+			h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{StateDir: t.TempDir(),
 				AdapterFactory: func(hostconfig.Parent) (agentadaptor.Adapter, error) {
 					return &shellagent.Adapter{AdapterName: "claude", Script: script}, nil
 				}})
