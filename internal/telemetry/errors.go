@@ -23,8 +23,10 @@ const ErrorInterval = 30 * time.Second
 // one. It sets OpenTelemetry's process-wide error handler and logger
 // (otel.SetErrorHandler, otel.SetLogger): the commands call it, once,
 // when tracing is on.
-func HandleErrors(log *slog.Logger) {
-	otel.SetErrorHandler(NewErrorHandler(log, time.Now))
+func HandleErrors(log *slog.Logger) { handleErrors(log, time.Now) }
+
+func handleErrors(log *slog.Logger, now func() time.Time) {
+	otel.SetErrorHandler(NewErrorHandler(log, now))
 	// OpenTelemetry's internal logger: its errors and warnings (logr V(1),
 	// slog level -1) only; its Info and Debug lines are verbose.
 	otel.SetLogger(logr.FromSlogHandler(minLevel{log.Handler(), slog.Level(-1)}))

@@ -284,14 +284,13 @@ func (h *Host) Shutdown(ctx context.Context) error {
 }
 
 func (h *Host) stop(ctx context.Context) error {
+	// Every run started through the admission gate: cancel each and wait
+	// until it has ended.
 	runs, err := h.admission.close(ctx)
 	for _, rh := range runs {
 		if cerr := rh.Cancel(ctx); cerr != nil && err == nil {
 			err = fmt.Errorf("run %s: %w", rh.RunID(), cerr)
 		}
-	}
-	if cerr := h.registry.CancelAll(ctx); cerr != nil && err == nil {
-		err = cerr
 	}
 	if werr := h.hub.Wait(ctx); werr != nil && err == nil {
 		err = werr
