@@ -78,18 +78,20 @@ func New(ctx context.Context, cfg *hostconfig.Config, opts Options) (*host.Host,
 		}
 		hc.Agents = []registry.RemoteAgentSpec{demo.spec()}
 	}
+	var file *audit.File
 	if hc.Audit == nil && cfg.AuditFile != "" {
-		if hc.Audit, err = audit.OpenFile(cfg.AuditFile, audit.Options{Logger: hc.Logger, MaxFileBytes: cfg.AuditMaxBytes, MaxFiles: cfg.AuditMaxFiles}); err != nil {
+		if file, err = audit.OpenFile(cfg.AuditFile, audit.Options{Logger: hc.Logger, MaxFileBytes: cfg.AuditMaxBytes, MaxFiles: cfg.AuditMaxFiles}); err != nil {
 			if demo != nil {
 				demo.close(context.Background())
 			}
 			return nil, err
 		}
+		hc.Audit = file
 	}
 	h, err := host.New(ctx, hc)
 	if err != nil {
-		if c, ok := hc.Audit.(interface{ Close() error }); ok && hc.Audit != opts.Audit {
-			_ = c.Close()
+		if file != nil {
+			_ = file.Close()
 		}
 		if demo != nil {
 			demo.close(context.Background())

@@ -156,7 +156,7 @@ func (h *Host) routes() {
 	h.mux.Handle("/agui", h.admission.gate(h.admitRun(chat)))
 	h.mux.Handle("/agui/runs/{runId}/cancel", h.forwarded(chat.CancelHandler()))
 	h.mux.Handle("/agui/runs/{runId}/events", h.hub.EventsHandler())
-	h.mux.Handle("GET /agui/runs/{runId}/delegations", h.byAGUIRunID(audit.Handler(h.ids.audit(h.audit))))
+	h.mux.Handle("GET /agui/runs/{runId}/delegations", h.byAGUIRunID(audit.Handler(h.audit)))
 	h.mux.Handle("POST /agui/runs/{runId}/delegations/{delegationId}/input", h.forwarded(h.byAGUIRunID(h.deleg.InputHandler())))
 	h.mux.Handle("GET /agui/runs/{runId}/delegations/{delegationId}/artifacts/{artifactId}", h.byAGUIRunID(artifact.Handler(h.deleg.Artifacts())))
 	h.mux.Handle("GET /metrics", h.tel.MetricsHandler())
