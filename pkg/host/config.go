@@ -63,9 +63,10 @@ type Config struct {
 	// AllowedOrigins are the browser origins (scheme://host[:port])
 	// allowed to call the host cross-origin (CORS).
 	AllowedOrigins []string
-	// Tokens maps principal names (1-64 lower-case letters, digits, '-'
-	// or '_') to their bearer tokens: the secrets themselves, at least 16
-	// characters each. With tokens, every route but /healthz requires
+	// Tokens maps principal names (as an Authenticator's principals: 1-256
+	// bytes of printable UTF-8 without '/'; the same name is the same
+	// principal) to their bearer tokens: the secrets themselves, at least
+	// 16 characters each. With tokens, every route but /healthz requires
 	// "Authorization: Bearer <token>" or the session cookie of a login link
 	// ([Host.LoginURLs]) or of the sign-in page.
 	Tokens map[string]string
@@ -168,6 +169,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.SessionTTL < 0 || c.ReconnectGrace < 0 || c.ReadTimeout < 0 {
 		return c, errors.New("host: Config durations must not be negative (0 takes the default)")
+	}
+	for name := range c.Tokens {
+		if err := validPrincipal(name); err != nil {
+			return c, fmt.Errorf("host: Config.Tokens: %w", err)
+		}
 	}
 	if c.Addr == "" {
 		c.Addr = DefaultAddr
