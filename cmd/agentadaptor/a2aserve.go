@@ -13,11 +13,11 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/authref"
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/httpguard"
 	"github.com/seed0634/agentadaptor/internal/telemetry"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 	"google.golang.org/grpc"
 )
 
@@ -263,7 +263,7 @@ func resolveAuthTokens(refs []string) (map[string]string, error) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
-	scope := authref.NewScope("--auth-token", nil)
+	scope := credentials.NewScope("--auth-token", nil)
 	tokens := map[string]string{}
 	for _, ref := range refs {
 		if !strings.HasPrefix(ref, "env:") && !strings.HasPrefix(ref, "file:") {
@@ -276,7 +276,7 @@ func resolveAuthTokens(refs []string) (map[string]string, error) {
 		if _, dup := tokens[ref]; dup {
 			return nil, fmt.Errorf("--auth-token %s is given twice", ref)
 		}
-		tokens[ref] = authref.Secret(cred)
+		tokens[ref] = credentials.Secret(cred)
 	}
 	return tokens, nil
 }

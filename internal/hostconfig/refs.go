@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // Ref is one auth reference of a configuration: where it is and what it
@@ -63,7 +63,7 @@ func (c *Config) SecretEnv() []string {
 // resolved is not kept (each use resolves again, so a rotated file is read
 // anew).
 func (c *Config) ResolveRefs() error {
-	scope := authref.NewScope("", nil)
+	scope := credentials.NewScope("", nil)
 	for _, r := range c.Refs() {
 		var err error
 		if r.Multiline {

@@ -14,7 +14,7 @@ import (
 
 const secretToken = "s3cr3t-T0KEN-value"
 
-// TestAuthRefWiring checks this package's names for internal/authref (whose
+// TestAuthRefWiring checks this package's names for pkg/credentials (whose
 // tests cover the reference rules, the credential and the transport).
 func TestAuthRefWiring(t *testing.T) {
 	t.Setenv("AA_TEST_TOKEN", secretToken)

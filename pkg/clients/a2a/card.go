@@ -17,7 +17,7 @@ import (
 	"github.com/gowebpki/jcs"
 	"golang.org/x/mod/semver"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // Card is a fetched, validated Agent Card.
@@ -220,7 +220,7 @@ func (c *Card) selectInterfaces(legacyShape bool) *Error {
 		if !u.IsAbs() && base != nil {
 			u = base.ResolveReference(u)
 		}
-		if authref.OriginOf(u) == "" {
+		if credentials.OriginOf(u) == "" {
 			c.Ignored = append(c.Ignored, where+": url is not an absolute http(s) URL")
 			continue
 		}

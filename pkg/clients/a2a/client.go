@@ -15,7 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"golang.org/x/mod/semver"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // DefaultRequestTimeout bounds unary calls (Send, GetTask, CancelTask) when
@@ -100,7 +100,7 @@ func NewClient(ctx context.Context, cardURL string, opts Options) (*Client, erro
 			timeout = DefaultCardFetchTimeout
 		}
 		hc, owned := newHTTPClient(opts.HTTPClient, Origin(cardURL), cred)
-		card, err = fetchCard(ctx, hc, cardURL, timeout, authref.Secret(cred), time.Now)
+		card, err = fetchCard(ctx, hc, cardURL, timeout, credentials.Secret(cred), time.Now)
 		if owned != nil {
 			owned.CloseIdleConnections()
 		}
@@ -326,7 +326,7 @@ func (c *Client) Send(ctx context.Context, r SendRequest) (*SendResult, error) {
 	defer cancel()
 	res, err := c.sdk.SendMessage(ctx, req)
 	if err != nil {
-		return nil, classify(ctx, op, err, rec.Status(), false, authref.Secret(c.cred))
+		return nil, classify(ctx, op, err, rec.Status(), false, credentials.Secret(c.cred))
 	}
 	if err := ValidateEvent(res); err != nil {
 		return nil, withOp(err, op)
@@ -361,7 +361,7 @@ func (c *Client) GetTask(ctx context.Context, r GetTaskRequest) (*Task, error) {
 	defer cancel()
 	t, err := c.sdk.GetTask(ctx, &sdk.GetTaskRequest{ID: r.TaskID, Tenant: r.Tenant, HistoryLength: r.HistoryLength})
 	if err != nil {
-		return nil, classify(ctx, op, err, rec.Status(), false, authref.Secret(c.cred))
+		return nil, classify(ctx, op, err, rec.Status(), false, credentials.Secret(c.cred))
 	}
 	if err := ValidateEvent(t); err != nil {
 		return nil, withOp(err, op)
@@ -393,7 +393,7 @@ func (c *Client) CancelTask(ctx context.Context, r CancelTaskRequest) (*Task, er
 	defer cancel()
 	t, err := c.sdk.CancelTask(ctx, &sdk.CancelTaskRequest{ID: r.TaskID, Tenant: r.Tenant, Metadata: r.Metadata})
 	if err != nil {
-		return nil, classify(ctx, op, err, rec.Status(), false, authref.Secret(c.cred))
+		return nil, classify(ctx, op, err, rec.Status(), false, credentials.Secret(c.cred))
 	}
 	if err := ValidateEvent(t); err != nil {
 		return nil, withOp(err, op)

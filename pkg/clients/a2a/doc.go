@@ -51,7 +51,7 @@
 //   - Recovery of a cut stream by resubscribing or polling ([RecoverTask]).
 //   - Credentials from host auth references ("env:NAME", "file:/path") sent as
 //     a bearer token only to the card's own origin ([ResolveAuthRef]); the
-//     mechanics are internal/authref's, shared with pkg/clients/agui.
+//     mechanics are pkg/credentials's, shared with pkg/clients/agui.
 //   - One typed error, [*Error], whose [Kind] says what the caller can do.
 //     The type, the kinds and the sentinels are pkg/clients/clienterr's,
 //     shared with pkg/clients/agui; the classification of a2a-go, HTTP and
@@ -61,7 +61,7 @@
 // input-required handling, retries beyond a single recovery), and it must not
 // produce UI or stream events (DelegationEvent, AG-UI, SSE): callers read the
 // a2a-go event values this package hands out and map them themselves. It
-// imports a2a-go, internal/authref, pkg/clients/clienterr and small
+// imports a2a-go, pkg/credentials, pkg/clients/clienterr and small
 // libraries (JSON canonicalization, semver) only: never pkg/hosttools,
 // pkg/adapters, the bridges or pkg/clients/agui.
 //

@@ -12,8 +12,8 @@ import (
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
 	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // Kind classifies an [*Error] by what the caller can do about it. It is
@@ -153,7 +153,7 @@ func classify(ctx context.Context, op string, err error, status int, midStream b
 		}
 		return existing
 	}
-	err = authref.RedactErr(err, secret, sdkSentinels...)
+	err = credentials.RedactErr(err, secret, sdkSentinels...)
 	mk := func(k Kind) *Error {
 		e := NewError(k, op, err)
 		e.Status = status
@@ -180,7 +180,7 @@ func classify(ctx context.Context, op string, err error, status int, midStream b
 	case errors.Is(err, sdk.ErrTaskNotFound):
 		return mk(KindNotFound)
 	case errors.Is(err, sdk.ErrUnauthenticated), errors.Is(err, sdk.ErrUnauthorized),
-		errors.Is(err, authref.ErrCredentialsRefused): // an OAuth2 token endpoint refused the client
+		errors.Is(err, credentials.ErrCredentialsRefused): // an OAuth2 token endpoint refused the client
 		return mk(KindUnauthorized)
 	}
 	for _, s := range rejectedSentinels {

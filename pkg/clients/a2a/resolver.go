@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 const (
@@ -142,7 +142,7 @@ func (r *CardResolver) fetch(ctx context.Context, cardURL string) (*Card, error)
 	if owned != nil {
 		defer owned.CloseIdleConnections()
 	}
-	return fetchCard(ctx, client, cardURL, r.opts.FetchTimeout, authref.Secret(r.opts.Credential), r.opts.Now)
+	return fetchCard(ctx, client, cardURL, r.opts.FetchTimeout, credentials.Secret(r.opts.Credential), r.opts.Now)
 }
 
 // FetchCard fetches, validates and fingerprints the Agent Card at cardURL

@@ -10,40 +10,40 @@ import (
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // Auth is how a client authenticates to an agent beyond a plain bearer
 // auth reference: a bearer token, an API key header, or OAuth2 client
-// credentials, every secret by auth reference (see internal/authref). The
+// credentials, every secret by auth reference (see pkg/credentials). The
 // agent card's securitySchemes complete it (the API key's header, the
 // token URL and the scopes of the card's oauth2 clientCredentials flow) and
 // must not exclude it.
-type Auth = authref.Auth
+type Auth = credentials.Auth
 
 // AuthScheme is an [Auth]'s scheme.
-type AuthScheme = authref.Scheme
+type AuthScheme = credentials.Scheme
 
 // The schemes of [Auth].
 const (
-	AuthBearer = authref.SchemeBearer
-	AuthAPIKey = authref.SchemeAPIKey
-	AuthOAuth2 = authref.SchemeOAuth2
+	AuthBearer = credentials.SchemeBearer
+	AuthAPIKey = credentials.SchemeAPIKey
+	AuthOAuth2 = credentials.SchemeOAuth2
 )
 
 // Secrets is the set of secrets a host scrubs from what it shows; a client
 // adds the secrets its credential uses (including each OAuth2 access token)
 // to Options.Secrets.
-type Secrets = authref.Secrets
+type Secrets = credentials.Secrets
 
 // TokenError is a failed OAuth2 token request (errors.Is
 // ErrCredentialsRefused when the token endpoint refused the client
 // credentials; such a call is KindUnauthorized).
-type TokenError = authref.TokenError
+type TokenError = credentials.TokenError
 
 // ErrCredentialsRefused: the OAuth2 token endpoint refused the client
 // credentials.
-var ErrCredentialsRefused = authref.ErrCredentialsRefused
+var ErrCredentialsRefused = credentials.ErrCredentialsRefused
 
 // SchemeError says that the configured [Auth] cannot be used with an agent
 // as its card describes it: the card declares security schemes and none
@@ -208,7 +208,7 @@ func CompleteAuth(a Auth, card *Card) (Auth, error) {
 				if !isCC {
 					continue
 				}
-				if err := authref.CheckTokenURL(flow.TokenURL); err != nil {
+				if err := credentials.CheckTokenURL(flow.TokenURL); err != nil {
 					return fail("the card's clientCredentials token URL %v; configure auth.token_url", err)
 				}
 				// The client secret goes where the token URL says: a card
@@ -268,7 +268,7 @@ func credentialFor(card *Card, opts Options) (*Credential, error) {
 		if opts.Credential != nil {
 			return opts.Credential, nil
 		}
-		return authScope.ResolveAuth(a, authref.ResolveOptions{HTTPClient: opts.HTTPClient, Secrets: opts.Secrets})
+		return authScope.ResolveAuth(a, credentials.ResolveOptions{HTTPClient: opts.HTTPClient, Secrets: opts.Secrets})
 	}
 	return credentialFrom(opts)
 }
@@ -285,7 +285,7 @@ func fetchCredential(opts Options) (*Credential, error) {
 	if !opts.Auth.Complete() {
 		return nil, opts.Auth.Validate()
 	}
-	return authScope.ResolveAuth(*opts.Auth, authref.ResolveOptions{HTTPClient: opts.HTTPClient, Secrets: opts.Secrets})
+	return authScope.ResolveAuth(*opts.Auth, credentials.ResolveOptions{HTTPClient: opts.HTTPClient, Secrets: opts.Secrets})
 }
 
 // lazyRegexp compiles expr on first use: a process that never uses a

@@ -12,7 +12,7 @@ import (
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // StreamOptions tune a [Stream]. The zero value gives the safe defaults.
@@ -328,7 +328,7 @@ func (c *Client) SendStreaming(ctx context.Context, r SendRequest, opts ...Strea
 	if err != nil {
 		return nil, NewError(KindRejected, op, err)
 	}
-	return newStream(ctx, op, authref.Secret(c.cred), firstOpt(opts), func(sctx context.Context) iter.Seq2[Event, error] {
+	return newStream(ctx, op, credentials.Secret(c.cred), firstOpt(opts), func(sctx context.Context) iter.Seq2[Event, error] {
 		return c.sdk.SendStreamingMessage(sctx, req)
 	})
 }
@@ -350,7 +350,7 @@ func (c *Client) Subscribe(ctx context.Context, r SubscribeRequest, opts ...Stre
 		return nil, NewError(KindRejected, op, errors.New("SubscribeRequest.TaskID is required"))
 	}
 	req := &sdk.SubscribeToTaskRequest{ID: r.TaskID, Tenant: r.Tenant}
-	return newStream(ctx, op, authref.Secret(c.cred), firstOpt(opts), func(sctx context.Context) iter.Seq2[Event, error] {
+	return newStream(ctx, op, credentials.Secret(c.cred), firstOpt(opts), func(sctx context.Context) iter.Seq2[Event, error] {
 		return c.sdk.SubscribeToTask(sctx, req)
 	})
 }

@@ -18,7 +18,7 @@ import (
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/types"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // Defaults of [Options].
@@ -103,7 +103,7 @@ func New(opts Options) (*Client, error) {
 		return nil, errors.New("agui: Options.EndpointURL is required")
 	case err != nil:
 		return nil, fmt.Errorf("agui: Options.EndpointURL: %v", err)
-	case authref.OriginOf(u) == "":
+	case credentials.OriginOf(u) == "":
 		return nil, fmt.Errorf("agui: Options.EndpointURL %q: want an absolute http or https URL", u.Redacted())
 	case u.User != nil:
 		return nil, fmt.Errorf("agui: Options.EndpointURL %q: user info is not allowed; use AuthRef", u.Redacted())
@@ -132,7 +132,7 @@ func New(opts Options) (*Client, error) {
 		return nil, errors.New("agui: Options.MaxFrameBytes and MaxStreamBytes must not be negative")
 	}
 	c := &Client{
-		endpoint: u, origin: authref.OriginOf(u), cred: cred, headers: headers,
+		endpoint: u, origin: credentials.OriginOf(u), cred: cred, headers: headers,
 		maxFrame: opts.MaxFrameBytes, maxStream: opts.MaxStreamBytes,
 		connectTimeout: durationOr(opts.ConnectTimeout, DefaultConnectTimeout),
 		idleTimeout:    durationOr(opts.IdleTimeout, DefaultIdleTimeout),
@@ -314,7 +314,7 @@ func (c *Client) Run(ctx context.Context, in Input) (*Stream, error) {
 		cancel(errStreamDone)
 		return nil, e
 	}
-	secret := authref.Secret(c.cred)
+	secret := credentials.Secret(c.cred)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fail(c.requestError(ctx, sctx, err))
@@ -342,7 +342,7 @@ func (c *Client) Run(ctx context.Context, in Input) (*Stream, error) {
 
 // requestError classifies a failure before the response headers.
 func (c *Client) requestError(callerCtx, sctx context.Context, err error) *Error {
-	secret := authref.Secret(c.cred)
+	secret := credentials.Secret(c.cred)
 	if cerr := callerCtx.Err(); cerr != nil {
 		return ctxError(callerCtx, "run", secret)
 	}
@@ -351,7 +351,7 @@ func (c *Client) requestError(callerCtx, sctx context.Context, err error) *Error
 			return NewError(KindTimeout, "run", cause)
 		}
 	}
-	var re *authref.RedirectError
+	var re *credentials.RedirectError
 	if errors.As(err, &re) {
 		return NewError(KindProtocol, "run", re)
 	}

@@ -65,11 +65,11 @@
 // the SDK event values this package hands out and map them themselves, as
 // the host's mapping of remote AG-UI events to delegation events does
 // (docs/design.md#event-mapping). It imports the AG-UI Go SDK,
-// internal/authref, pkg/clients/clienterr and the standard library only:
+// pkg/credentials, pkg/clients/clienterr and the standard library only:
 // never pkg/hosttools, pkg/adapters, the bridges or pkg/clients/a2a.
 //
 // The credential handling (auth references, [Credential], the origin-bound
-// transport and redirect policy, redaction) lives in internal/authref,
+// transport and redirect policy, redaction) lives in pkg/credentials,
 // shared with pkg/clients/a2a without pulling the A2A SDK into AG-UI
 // callers; [Credential] and [AuthRefError] are aliases of its types, while
 // [ErrInvalidAuthRef] stays this package's own.

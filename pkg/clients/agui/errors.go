@@ -7,8 +7,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
 	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // Kind classifies an [*Error] by what the caller can do about it. It is
@@ -121,7 +121,7 @@ func KindOf(err error) Kind { return clienterr.KindOf(err) }
 // redacted error keeps the context sentinels and this package's protocol
 // causes reachable for errors.Is.
 func redactErr(err error, secret string) error {
-	return authref.RedactErr(err, secret, context.Canceled, context.DeadlineExceeded, ErrFrameTooLarge, ErrStreamTooLarge, ErrMalformedEvent)
+	return credentials.RedactErr(err, secret, context.Canceled, context.DeadlineExceeded, ErrFrameTooLarge, ErrStreamTooLarge, ErrMalformedEvent)
 }
 
 // maxExcerpt bounds Error.Body.
@@ -136,7 +136,7 @@ func excerpt(b []byte, truncated bool, secret string) string {
 		b = b[:max(0, len(b)-len(secret))]
 	}
 	s := string(b)
-	s = authref.Redact(s, secret)
+	s = credentials.Redact(s, secret)
 	s = strings.Map(func(r rune) rune {
 		if r == utf8.RuneError || unicode.IsControl(r) {
 			return ' '

@@ -27,5 +27,5 @@
 // which kind is each client's business), must not redact or read response
 // bodies (a client puts only redacted, bounded text in an Error), and
 // imports the standard library only, never a client, an SDK or
-// internal/authref.
+// internal/credentials.
 package clienterr

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 )
 
@@ -14,16 +14,16 @@ import (
 // credentials, every secret by auth reference; a protocol with a
 // self-description (the A2A card's securitySchemes) completes and checks
 // it (docs/design.md#secrets).
-type Auth = authref.Auth
+type Auth = credentials.Auth
 
 // AuthScheme is an [Auth]'s scheme.
-type AuthScheme = authref.Scheme
+type AuthScheme = credentials.Scheme
 
 // The schemes of [Auth].
 const (
-	AuthBearer = authref.SchemeBearer
-	AuthAPIKey = authref.SchemeAPIKey
-	AuthOAuth2 = authref.SchemeOAuth2
+	AuthBearer = credentials.SchemeBearer
+	AuthAPIKey = credentials.SchemeAPIKey
+	AuthOAuth2 = credentials.SchemeOAuth2
 )
 
 // Endpoint is what the host's registry knows about one remote agent, as a
@@ -44,7 +44,7 @@ type Endpoint struct {
 	Auth *Auth
 	// Secrets learns the secrets the connection uses (e.g. OAuth2 access
 	// tokens as they are fetched), so the host scrubs them; nil: none.
-	Secrets *authref.Secrets
+	Secrets *credentials.Secrets
 	// Tenant is sent with every request, for protocols that have tenants.
 	Tenant string
 	// Streaming declares that an agent without a self-description streams.

@@ -1,4 +1,4 @@
-// Package authref turns a host auth reference into a credential that only
+// Package credentials turns a host auth reference into a credential that only
 // its origin ever sees. It is the shared credential core of the remote-agent
 // clients (pkg/clients/a2a and pkg/clients/agui), which re-export its types
 // so that one host config works the same way for both protocols.
@@ -39,4 +39,4 @@
 // retry or add an overall timeout to the HTTP client of a remote agent (it
 // would cut streams; only the OAuth2 token client, whose requests are
 // unary, has one).
-package authref
+package credentials

@@ -1,4 +1,4 @@
-package authref
+package credentials
 
 import (
 	"os"
