@@ -263,15 +263,14 @@ func resolveAuthTokens(refs []string) (map[string]string, error) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
-	scope := credentials.NewScope("--auth-token", nil)
 	tokens := map[string]string{}
 	for _, ref := range refs {
-		if !strings.HasPrefix(ref, "env:") && !strings.HasPrefix(ref, "file:") {
+		if !credentials.IsRef(ref) {
 			return nil, errors.New("--auth-token takes a reference, env:NAME or file:/path, never the token itself (argv is visible to every user)")
 		}
-		cred, err := scope.Resolve(ref)
+		cred, err := credentials.Resolve(ref)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--auth-token: %w", err)
 		}
 		if _, dup := tokens[ref]; dup {
 			return nil, fmt.Errorf("--auth-token %s is given twice", ref)

@@ -41,9 +41,8 @@ func isLoopbackAddr(addr string) bool {
 // resolveTokens reads the principals' tokens from their auth references.
 func resolveTokens(tokens []hostconfig.Token) (map[string]string, error) {
 	out := map[string]string{}
-	scope := credentials.NewScope("auth", nil)
 	for i, t := range tokens {
-		c, err := scope.Resolve(t.TokenRef)
+		c, err := credentials.Resolve(t.TokenRef)
 		if err != nil {
 			return nil, fmt.Errorf("auth.tokens[%d] (%s): %w", i, t.Name, err)
 		}

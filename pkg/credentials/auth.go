@@ -61,13 +61,6 @@ var headerName = lazyRegexp(`^[A-Za-z0-9!#$%&'*+.^_` + "`" + `|~-]{1,64}$`)
 // the transport or the protocol relies on.
 var forbiddenHeaders = []string{"host", "content-type", "content-length", "cookie", "a2a-version", "connection", "transfer-encoding"}
 
-// IsRef reports whether ref has the shape of an auth reference ("env:NAME"
-// or "file:/path"); it does not resolve it.
-func IsRef(ref string) bool {
-	scheme, rest, ok := strings.Cut(ref, ":")
-	return ok && rest != "" && (scheme == "env" || scheme == "file")
-}
-
 // Validate checks a's shape without resolving anything: a known scheme,
 // the fields that scheme needs (and no others), auth references where
 // secrets go, a valid header name and token URL. The error names the field
@@ -189,7 +182,10 @@ func (a Auth) Refs() []string {
 	return out
 }
 
-// ResolveOptions tune [Scope.ResolveAuth].
+// tokenTimeout bounds one OAuth2 token request.
+const tokenTimeout = 30 * time.Second
+
+// ResolveOptions tune [ResolveAuth].
 type ResolveOptions struct {
 	// HTTPClient supplies the base transport of the OAuth2 token client
 	// (nil: a clone of http.DefaultTransport, released with idle
@@ -199,16 +195,16 @@ type ResolveOptions struct {
 	// key or client secret, and each access token fetched, so that the
 	// host scrubs them from everything it shows.
 	Secrets *Secrets
-	// TokenTimeout bounds one token request (default 30s).
-	TokenTimeout time.Duration
 }
 
 // ResolveAuth resolves a complete Auth (see [Auth.Complete]; fill Header or
 // TokenURL first) into a [Credential]. Its secrets are read now; an OAuth2
 // access token is fetched when the first request needs it and renewed
-// before it expires. Errors are [*Error] of scope s (a reference that does
-// not resolve) or name the field; they never hold a secret.
-func (s *Scope) ResolveAuth(a Auth, opts ResolveOptions) (*Credential, error) {
+// before it expires (a failed token request fails that request with a
+// [*TokenError]). Errors are a [*RefError] (a reference that does not
+// resolve) or name the field; they never hold a secret. Call
+// [Credential.Close] when done with an OAuth2 credential.
+func ResolveAuth(a Auth, opts ResolveOptions) (*Credential, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
@@ -217,7 +213,7 @@ func (s *Scope) ResolveAuth(a Auth, opts ResolveOptions) (*Credential, error) {
 	}
 	switch a.Scheme {
 	case SchemeBearer, SchemeAPIKey:
-		c, err := s.Resolve(a.TokenRef)
+		c, err := Resolve(a.TokenRef)
 		if err != nil {
 			return nil, err
 		}
@@ -225,7 +221,7 @@ func (s *Scope) ResolveAuth(a Auth, opts ResolveOptions) (*Credential, error) {
 		opts.Secrets.Add(c.token)
 		return c, nil
 	}
-	sec, err := s.Resolve(a.ClientSecretRef)
+	sec, err := Resolve(a.ClientSecretRef)
 	if err != nil {
 		return nil, err
 	}
@@ -233,15 +229,9 @@ func (s *Scope) ResolveAuth(a Auth, opts ResolveOptions) (*Credential, error) {
 		return nil, fmt.Errorf("auth.token_url: %w", err)
 	}
 	opts.Secrets.Add(sec.token)
-	timeout := opts.TokenTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
 	origin := Origin(a.TokenURL)
-	hc, owned := NewHTTPClient(opts.HTTPClient, Transport{Origin: origin}, func(req *http.Request, via []*http.Request) error {
-		return CheckRedirect(req, via, "configure the token endpoint's final URL")
-	})
-	hc.Timeout = timeout // a token request is unary: an overall bound is right here
+	hc, owned := NewHTTPClient(opts.HTTPClient, Transport{Origin: origin}, "configure the token endpoint's final URL")
+	hc.Timeout = tokenTimeout // a token request is unary: an overall bound is right here
 	cfg := &clientcredentials.Config{ClientID: a.ClientID, ClientSecret: sec.token, TokenURL: a.TokenURL, Scopes: a.Scopes}
 	c := &Credential{ref: a.ClientSecretRef, token: sec.token, scheme: SchemeOAuth2, origin: origin, owned: owned}
 	c.source = &observedSource{src: cfg.TokenSource(context.WithValue(context.Background(), oauth2.HTTPClient, hc)), cred: c, secrets: opts.Secrets}

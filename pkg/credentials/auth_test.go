@@ -57,7 +57,7 @@ func TestAuthValidate(t *testing.T) {
 func TestAPIKeyTransport(t *testing.T) {
 	t.Setenv("AUTHREF_API_KEY", "key-0123456789")
 	secrets := &Secrets{}
-	c, err := NewScope("test", nil).ResolveAuth(Auth{Scheme: SchemeAPIKey, TokenRef: "env:AUTHREF_API_KEY", Header: "X-API-Key"}, ResolveOptions{Secrets: secrets})
+	c, err := ResolveAuth(Auth{Scheme: SchemeAPIKey, TokenRef: "env:AUTHREF_API_KEY", Header: "X-API-Key"}, ResolveOptions{Secrets: secrets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestOAuth2ClientCredentials(t *testing.T) {
 	t.Setenv("AUTHREF_CLIENT_SECRET", "client-secret-123")
 	secrets := &Secrets{}
 	a := Auth{Scheme: SchemeOAuth2, ClientID: "host-client", ClientSecretRef: "env:AUTHREF_CLIENT_SECRET", TokenURL: srv.URL + "/token", Scopes: []string{"a2a"}}
-	c, err := NewScope("test", nil).ResolveAuth(a, ResolveOptions{Secrets: secrets})
+	c, err := ResolveAuth(a, ResolveOptions{Secrets: secrets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestOAuth2ClientCredentials(t *testing.T) {
 	// Refused credentials: a typed error, no secret in its text.
 	t.Setenv("AUTHREF_WRONG_SECRET", "wrong-secret-456")
 	a.ClientSecretRef = "env:AUTHREF_WRONG_SECRET"
-	c2, err := NewScope("test", nil).ResolveAuth(a, ResolveOptions{})
+	c2, err := ResolveAuth(a, ResolveOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestOAuth2ClientCredentials(t *testing.T) {
 	}
 	// An unreachable endpoint is not a refusal.
 	srv.Close()
-	c3, _ := NewScope("test", nil).ResolveAuth(Auth{Scheme: SchemeOAuth2, ClientID: "x", ClientSecretRef: "env:AUTHREF_CLIENT_SECRET", TokenURL: srv.URL}, ResolveOptions{})
+	c3, _ := ResolveAuth(Auth{Scheme: SchemeOAuth2, ClientID: "x", ClientSecretRef: "env:AUTHREF_CLIENT_SECRET", TokenURL: srv.URL}, ResolveOptions{})
 	defer c3.Close()
 	tr.Cred = c3
 	req, _ = http.NewRequest(http.MethodPost, "http://agent.test/a", nil)
@@ -181,10 +181,10 @@ func TestOAuth2ClientCredentials(t *testing.T) {
 
 func TestResolveAuthNeedsCompleteness(t *testing.T) {
 	t.Setenv("AUTHREF_API_KEY", "key-0123456789")
-	if _, err := NewScope("test", nil).ResolveAuth(Auth{Scheme: SchemeAPIKey, TokenRef: "env:AUTHREF_API_KEY"}, ResolveOptions{}); err == nil {
+	if _, err := ResolveAuth(Auth{Scheme: SchemeAPIKey, TokenRef: "env:AUTHREF_API_KEY"}, ResolveOptions{}); err == nil {
 		t.Error("an api_key without a header resolved")
 	}
-	if _, err := NewScope("test", nil).ResolveAuth(Auth{Scheme: SchemeBearer, TokenRef: "env:AUTHREF_UNSET_XYZ"}, ResolveOptions{}); err == nil {
+	if _, err := ResolveAuth(Auth{Scheme: SchemeBearer, TokenRef: "env:AUTHREF_UNSET_XYZ"}, ResolveOptions{}); err == nil {
 		t.Error("an unset reference resolved")
 	}
 }

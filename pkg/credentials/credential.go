@@ -29,16 +29,19 @@ type Credential struct {
 	access string
 }
 
-// NewCredential wraps a token obtained elsewhere (tests, secret managers).
-// ref is a non-secret label used in messages.
-func NewCredential(ref, token string) *Credential {
-	return &Credential{ref: ref, token: strings.TrimSpace(token)}
+// FromToken wraps a bearer token obtained elsewhere (a secret manager, a
+// test) as a [Credential], surrounding space trimmed. label is a non-secret
+// name for it, shown in messages and by [Credential.Ref] in place of an
+// auth reference.
+func FromToken(label, token string) *Credential {
+	return &Credential{ref: label, token: strings.TrimSpace(token)}
 }
 
-// Secret returns c's token, "" for a nil c. It is a function, not a method,
-// so that it cannot be reached through the client packages' exported
-// aliases of [Credential]: use it only to send the token to its origin or to
-// redact it.
+// Secret returns c's token (the bearer token, the API key or the OAuth2
+// client secret), "" for a nil c. Use it only to check a token presented
+// to you or to redact c's token from text you show; requests to a remote
+// get it through [Transport]. It is a function, not a method, so that
+// nothing that formats or templates a Credential can reach it.
 func Secret(c *Credential) string {
 	if c == nil {
 		return ""

@@ -9,7 +9,7 @@ import (
 )
 
 func TestCredentialNeverPrinted(t *testing.T) {
-	cred := NewCredential("env:X", secretToken)
+	cred := FromToken("env:X", secretToken)
 	j, _ := json.Marshal(map[string]any{"c": cred})
 	var logBuf strings.Builder
 	slog.New(slog.NewTextHandler(&logBuf, nil)).Info("x", "cred", cred)
@@ -32,7 +32,7 @@ func TestNilCredential(t *testing.T) {
 	if c.Ref() != "" || Secret(c) != "" || c.String() != "Credential(none)" || fmt.Sprint(c) != "Credential(none)" {
 		t.Fatal("nil credential")
 	}
-	if Secret(NewCredential("t", "  tok \n")) != "tok" {
-		t.Fatal("NewCredential does not trim")
+	if Secret(FromToken("t", "  tok \n")) != "tok" {
+		t.Fatal("FromToken does not trim")
 	}
 }

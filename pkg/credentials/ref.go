@@ -1,54 +1,44 @@
 package credentials
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 )
 
-// Scope is the identity a client package gives the auth reference errors it
-// returns: the prefix of their text ("a2a", "agui") and the sentinel they
-// match with errors.Is.
-type Scope struct {
-	name    string
-	invalid error
-}
+// ErrInvalidRef is matched (errors.Is) by every [*RefError]: an auth
+// reference that is malformed or does not resolve.
+var ErrInvalidRef = errors.New("invalid auth reference")
 
-// NewScope returns the scope of the client package name; every [*Error] its
-// [Scope.Resolve] returns matches invalid with errors.Is.
-func NewScope(name string, invalid error) *Scope {
-	return &Scope{name: name, invalid: invalid}
-}
-
-// Error reports an auth reference that could not be resolved. It names the
-// reference (which is not secret: "env:NAME" or "file:/path"), never the
-// credential.
-type Error struct {
+// RefError reports an auth reference that could not be resolved. It names
+// the reference (which is not secret: "env:NAME" or "file:/path") and what
+// to do, never the credential. It matches [ErrInvalidRef] with errors.Is.
+type RefError struct {
 	// Ref is the auth reference as configured.
 	Ref string
 	// Problem says what is wrong and what to do.
 	Problem string
-
-	scope *Scope
 }
 
 // Error names the reference and the problem, never the credential.
-func (e *Error) Error() string {
-	prefix := ""
-	if e.scope != nil {
-		prefix = e.scope.name + ": "
-	}
-	return fmt.Sprintf("%sauth reference %q: %s", prefix, e.Ref, e.Problem)
+func (e *RefError) Error() string {
+	return fmt.Sprintf("auth reference %q: %s", e.Ref, e.Problem)
 }
 
-// Is makes errors.Is(err, invalid) true for the invalid sentinel of the
-// error's [Scope].
-func (e *Error) Is(target error) bool {
-	return e.scope != nil && e.scope.invalid != nil && target == e.scope.invalid
+// Is makes errors.Is(err, [ErrInvalidRef]) true.
+func (e *RefError) Is(target error) bool { return target == ErrInvalidRef }
+
+// IsRef reports whether ref has the shape of an auth reference ("env:NAME"
+// or "file:/path"); it does not resolve it.
+func IsRef(ref string) bool {
+	scheme, rest, ok := strings.Cut(ref, ":")
+	return ok && rest != "" && (scheme == "env" || scheme == "file")
 }
 
-// Resolve resolves a host auth reference into a [Credential]:
+// Resolve reads the secret an auth reference names into a bearer
+// [Credential]:
 //
 //   - "env:NAME": the value of environment variable NAME, surrounding space
 //     trimmed (must be non-empty);
@@ -56,28 +46,46 @@ func (e *Error) Is(target error) bool {
 //     (must be non-empty).
 //
 // An empty ref returns (nil, nil): no credential. Any other scheme, and a
-// credential holding a line break, is an [*Error] of scope s.
-func (s *Scope) Resolve(ref string) (*Credential, error) {
+// secret holding a line break, is a [*RefError]. The secret is read now and
+// not again: resolve anew to pick up a rotated file.
+func Resolve(ref string) (*Credential, error) {
 	if ref == "" {
 		return nil, nil
 	}
-	fail := func(problem string) (*Credential, error) {
-		return nil, &Error{Ref: ref, Problem: problem, scope: s}
+	b, err := ReadDocument(ref)
+	if err != nil {
+		return nil, err
+	}
+	token := strings.TrimSpace(string(b))
+	if strings.ContainsAny(token, "\r\n") {
+		return nil, &RefError{Ref: ref, Problem: "credential contains a line break; store a single-line token"}
+	}
+	return &Credential{ref: ref, token: token}, nil
+}
+
+// ReadDocument reads the secret an auth reference names as it is stored,
+// for secrets that span lines (a NATS .creds file: a user JWT and an nkey
+// seed). The reference rules are [Resolve]'s; the content must hold more
+// than white space. An error is a [*RefError]. Do not print the content.
+func ReadDocument(ref string) ([]byte, error) {
+	fail := func(problem string) ([]byte, error) {
+		return nil, &RefError{Ref: ref, Problem: problem}
 	}
 	scheme, rest, ok := strings.Cut(ref, ":")
 	if !ok || rest == "" {
 		return fail(`expected "env:NAME" or "file:/path"`)
 	}
-	var token string
+	var content []byte
 	switch scheme {
 	case "env":
 		v, set := os.LookupEnv(rest)
 		if !set {
 			return fail("environment variable " + rest + " is not set; export it before starting the host")
 		}
-		if token = strings.TrimSpace(v); token == "" {
+		if strings.TrimSpace(v) == "" {
 			return fail("environment variable " + rest + " is empty")
 		}
+		content = []byte(v)
 	case "file":
 		b, err := os.ReadFile(rest)
 		if err != nil {
@@ -89,14 +97,12 @@ func (s *Scope) Resolve(ref string) (*Credential, error) {
 			}
 			return fail("file " + reason)
 		}
-		if token = strings.TrimSpace(string(b)); token == "" {
+		if len(bytes.TrimSpace(b)) == 0 {
 			return fail("file is empty")
 		}
+		content = b
 	default:
 		return fail(fmt.Sprintf("unknown scheme %q; use env:NAME or file:/path", scheme))
 	}
-	if strings.ContainsAny(token, "\r\n") {
-		return fail("credential contains a line break; store a single-line token")
-	}
-	return &Credential{ref: ref, token: token}, nil
+	return content, nil
 }

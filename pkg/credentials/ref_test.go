@@ -10,10 +10,7 @@ import (
 
 const secretToken = "s3cr3t-T0KEN-value"
 
-var errTestInvalid = errors.New("test: invalid auth reference")
-
 func TestResolve(t *testing.T) {
-	scope := NewScope("test", errTestInvalid)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "token")
 	if err := os.WriteFile(good, []byte("  "+secretToken+"\n"), 0o600); err != nil {
@@ -49,16 +46,16 @@ func TestResolve(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.ref, func(t *testing.T) {
-			cred, err := scope.Resolve(tc.ref)
+			cred, err := Resolve(tc.ref)
 			if tc.ok != (err == nil) {
 				t.Fatalf("err = %v", err)
 			}
 			if err != nil {
-				var ae *Error
-				if !errors.As(err, &ae) || !errors.Is(err, errTestInvalid) || ae.Ref != tc.ref {
-					t.Fatalf("want *Error, got %T %v", err, err)
+				var ae *RefError
+				if !errors.As(err, &ae) || !errors.Is(err, ErrInvalidRef) || ae.Ref != tc.ref {
+					t.Fatalf("want *RefError, got %T %v", err, err)
 				}
-				if !strings.HasPrefix(err.Error(), "test: auth reference ") || !strings.Contains(ae.Problem, tc.problem) {
+				if !strings.HasPrefix(err.Error(), "auth reference ") || !strings.Contains(ae.Problem, tc.problem) {
 					t.Fatalf("message %q, want prefix and %q", err, tc.problem)
 				}
 				if strings.Contains(err.Error(), secretToken) {
@@ -76,14 +73,36 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestErrorScopes(t *testing.T) {
-	other := errors.New("other: invalid auth reference")
-	_, err := NewScope("test", errTestInvalid).Resolve("bogus")
-	if !errors.Is(err, errTestInvalid) || errors.Is(err, other) {
-		t.Fatalf("scope sentinel: %v", err)
+func TestRefErrorText(t *testing.T) {
+	bare := &RefError{Ref: "x", Problem: "p"}
+	if bare.Error() != `auth reference "x": p` || !errors.Is(bare, ErrInvalidRef) || errors.Is(bare, errors.New("other")) {
+		t.Fatalf("RefError: %v", bare)
 	}
-	bare := &Error{Ref: "x", Problem: "p"}
-	if bare.Error() != `auth reference "x": p` || errors.Is(bare, errTestInvalid) {
-		t.Fatalf("scopeless error: %v", bare)
+}
+
+// TestReadDocument checks that a multi-line secret (a NATS .creds file) is
+// read as stored, by the same reference rules as Resolve.
+func TestReadDocument(t *testing.T) {
+	dir := t.TempDir()
+	doc := "-----BEGIN NATS USER JWT-----\neyJ0\n------END NATS USER JWT------\n"
+	path := filepath.Join(dir, "user.creds")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadDocument("file:" + path); err != nil || string(b) != doc {
+		t.Fatalf("file: %q, %v", b, err)
+	}
+	t.Setenv("AA_TEST_DOC", doc)
+	if b, err := ReadDocument("env:AA_TEST_DOC"); err != nil || string(b) != doc {
+		t.Fatalf("env: %q, %v", b, err)
+	}
+	if _, err := Resolve("env:AA_TEST_DOC"); !errors.Is(err, ErrInvalidRef) || !strings.Contains(err.Error(), "line break") {
+		t.Fatalf("Resolve took a multi-line secret: %v", err)
+	}
+	t.Setenv("AA_TEST_BLANK", " \n ")
+	for _, ref := range []string{"", "env:AA_TEST_BLANK", "env:AA_UNSET_DOC_XYZ", "file:" + filepath.Join(dir, "missing"), "vault:x"} {
+		if b, err := ReadDocument(ref); !errors.Is(err, ErrInvalidRef) || b != nil {
+			t.Errorf("%q: %q, %v", ref, b, err)
+		}
 	}
 }

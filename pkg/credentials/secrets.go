@@ -6,9 +6,9 @@ import (
 	"sync"
 )
 
-// MinSecretLen is the shortest value [Secrets] treats as a secret: shorter
+// minSecretLen is the shortest value [Secrets] treats as a secret: shorter
 // values would redact ordinary words.
-const MinSecretLen = 6
+const minSecretLen = 6
 
 // Secrets is the set of secret values a host knows (the credentials behind
 // its auth references, run tokens) and scrubs from every string it shows:
@@ -21,9 +21,10 @@ type Secrets struct {
 	secrets []string
 }
 
-// Add remembers secret (values shorter than MinSecretLen are ignored).
+// Add remembers secret. Values shorter than 6 bytes are ignored: they
+// would redact ordinary words.
 func (s *Secrets) Add(secret string) {
-	if s == nil || len(secret) < MinSecretLen {
+	if s == nil || len(secret) < minSecretLen {
 		return
 	}
 	s.mu.Lock()
@@ -40,7 +41,7 @@ func (s *Secrets) AddRef(ref string) {
 	if s == nil || ref == "" {
 		return
 	}
-	if c, err := NewScope("", nil).Resolve(ref); err == nil {
+	if c, err := Resolve(ref); err == nil {
 		s.Add(Secret(c))
 	}
 }

@@ -17,7 +17,7 @@ func TestSecretsRedactsEveryKnownSecret(t *testing.T) {
 	s.AddRef("env:AUTHREF_SECRETS_TEST")
 	s.AddRef("file:" + file)
 	s.AddRef("env:AUTHREF_SECRETS_UNSET") // unresolvable: nothing to add
-	s.Add("short")                        // below MinSecretLen: ignored
+	s.Add("short")                        // shorter than 6 bytes: ignored
 	got := s.Redact("a env-secret-456 b file-secret-123 c short")
 	if want := "a [REDACTED] b [REDACTED] c short"; got != want {
 		t.Fatalf("Redact = %q, want %q", got, want)

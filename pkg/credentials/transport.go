@@ -92,14 +92,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // NewHTTPClient builds the *http.Client a client uses for one remote
 // endpoint: requests go through t (whose Base, when nil, becomes base's
-// Transport, or a clone of http.DefaultTransport when base has none),
-// redirects are judged by checkRedirect, and base's cookie jar is kept.
+// Transport, or a clone of http.DefaultTransport when base has none), and
+// base's cookie jar is kept. It follows at most 10 redirects, and only
+// within the origin of the first request, so that neither the credential
+// nor the payload goes to another origin; a refused redirect fails the
+// request with a [*RedirectError] whose text ends with redirectFix (what
+// the user should do instead, e.g. "configure the final endpoint URL").
 // base's Timeout and CheckRedirect are not used: the client has no overall
 // Timeout (it would cut SSE streams).
 //
 // owned is the transport it cloned (nil when it used base's); the caller
 // releases it with CloseIdleConnections.
-func NewHTTPClient(base *http.Client, t Transport, checkRedirect func(*http.Request, []*http.Request) error) (c *http.Client, owned *http.Transport) {
+func NewHTTPClient(base *http.Client, t Transport, redirectFix string) (c *http.Client, owned *http.Transport) {
 	if t.Base == nil {
 		if base != nil && base.Transport != nil {
 			t.Base = base.Transport
@@ -118,33 +122,34 @@ func NewHTTPClient(base *http.Client, t Transport, checkRedirect func(*http.Requ
 			t.Base = owned
 		}
 	}
-	c = &http.Client{Transport: &t, CheckRedirect: checkRedirect}
+	c = &http.Client{Transport: &t, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		return checkRedirect(req, via, redirectFix)
+	}}
 	if base != nil {
 		c.Jar = base.Jar
 	}
 	return c, owned
 }
 
-// MaxRedirects is how many redirects [CheckRedirect] follows.
-const MaxRedirects = 10
+// maxRedirects is how many redirects an origin-bound client follows.
+const maxRedirects = 10
 
-// RedirectError is a redirect [CheckRedirect] refused.
+// RedirectError is a redirect that a client of [NewHTTPClient] refused:
+// one to another origin, or one too many. A request that it fails returns
+// it wrapped in a *url.Error.
 type RedirectError struct{ msg string }
 
+// Error says which redirect was refused and what to do instead.
 func (e *RedirectError) Error() string { return e.msg }
 
-// CheckRedirect is the redirect policy of an origin-bound client (use it in
-// a func assigned to http.Client.CheckRedirect): it follows at most
-// [MaxRedirects] redirects, and only within the origin of the first request,
-// so neither the credential nor the payload goes to another origin. It
-// returns a [*RedirectError] whose text ends with fix (what the user should
-// do instead, e.g. "configure the final endpoint URL").
-func CheckRedirect(req *http.Request, via []*http.Request, fix string) error {
+// checkRedirect is the redirect policy of an origin-bound client: at most
+// maxRedirects redirects, only within the origin of the first request.
+func checkRedirect(req *http.Request, via []*http.Request, fix string) error {
 	if len(via) == 0 {
 		return nil
 	}
-	if len(via) >= MaxRedirects {
-		return &RedirectError{fmt.Sprintf("stopped after %d redirects", MaxRedirects)}
+	if len(via) >= maxRedirects {
+		return &RedirectError{fmt.Sprintf("stopped after %d redirects", maxRedirects)}
 	}
 	if from, to := OriginOf(via[0].URL), OriginOf(req.URL); from != to {
 		return &RedirectError{fmt.Sprintf("refused redirect from %s to another origin %s; %s", from, to, fix)}

@@ -59,7 +59,7 @@ func TestTransportBindsTheCredentialToTheOrigin(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			base := &recordRT{}
-			tr := &Transport{Base: base, Origin: Origin(urls[0]), Cred: NewCredential("test", "s3cret"), StripForeignAuth: tc.strip}
+			tr := &Transport{Base: base, Origin: Origin(urls[0]), Cred: FromToken("test", "s3cret"), StripForeignAuth: tc.strip}
 			for _, u := range urls {
 				req, _ := http.NewRequest(http.MethodPost, u, nil)
 				req.Header.Set("Authorization", tc.header)
@@ -84,7 +84,7 @@ func TestTransportBindsTheCredentialToTheOrigin(t *testing.T) {
 func TestTransportWithoutCredentialOrOrigin(t *testing.T) {
 	for _, tr := range []*Transport{
 		{Origin: Origin("http://a.test/"), Cred: nil},
-		{Origin: "", Cred: NewCredential("test", "s3cret")},
+		{Origin: "", Cred: FromToken("test", "s3cret")},
 	} {
 		base := &recordRT{}
 		tr.Base = base
@@ -106,31 +106,30 @@ func TestCheckRedirect(t *testing.T) {
 		return r
 	}
 	first := req("http://a.test/start")
-	if err := CheckRedirect(first, nil, "fix it"); err != nil {
+	if err := checkRedirect(first, nil, "fix it"); err != nil {
 		t.Fatalf("initial request: %v", err)
 	}
-	if err := CheckRedirect(req("HTTP://A.test:80/next"), []*http.Request{first}, "fix it"); err != nil {
+	if err := checkRedirect(req("HTTP://A.test:80/next"), []*http.Request{first}, "fix it"); err != nil {
 		t.Fatalf("same-origin redirect refused: %v", err)
 	}
 	var re *RedirectError
-	err := CheckRedirect(req("http://b.test/next"), []*http.Request{first, req("http://a.test/2")}, "fix it")
+	err := checkRedirect(req("http://b.test/next"), []*http.Request{first, req("http://a.test/2")}, "fix it")
 	if !errors.As(err, &re) || err.Error() != "refused redirect from http://a.test:80 to another origin http://b.test:80; fix it" {
 		t.Fatalf("cross-origin redirect: %v", err)
 	}
-	via := make([]*http.Request, MaxRedirects)
+	via := make([]*http.Request, maxRedirects)
 	for i := range via {
 		via[i] = first
 	}
-	if err := CheckRedirect(req("http://a.test/again"), via, "fix it"); !errors.As(err, &re) || err.Error() != "stopped after 10 redirects" {
+	if err := checkRedirect(req("http://a.test/again"), via, "fix it"); !errors.As(err, &re) || err.Error() != "stopped after 10 redirects" {
 		t.Fatalf("redirect loop: %v", err)
 	}
 }
 
 func TestNewHTTPClient(t *testing.T) {
-	check := func(*http.Request, []*http.Request) error { return nil }
-	tr := Transport{Origin: "http://a.test:80", Cred: NewCredential("t", "s3cret"), StripForeignAuth: true}
+	tr := Transport{Origin: "http://a.test:80", Cred: FromToken("t", "s3cret"), StripForeignAuth: true}
 
-	c, owned := NewHTTPClient(nil, tr, check)
+	c, owned := NewHTTPClient(nil, tr, "fix it")
 	at, ok := c.Transport.(*Transport)
 	if owned == nil || !ok || at.Base != owned || at.Origin != tr.Origin || !at.StripForeignAuth || c.Timeout != 0 || c.CheckRedirect == nil || c.Jar != nil {
 		t.Fatalf("nil base: %+v owned=%v", c, owned)
@@ -141,7 +140,7 @@ func TestNewHTTPClient(t *testing.T) {
 	base := &recordRT{}
 	c, owned = NewHTTPClient(&http.Client{Transport: base, Jar: jar, Timeout: 1, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return errors.New("base policy must not be used")
-	}}, tr, check)
+	}}, tr, "fix it")
 	if owned != nil || c.Transport.(*Transport).Base != base || c.Jar != jar || c.Timeout != 0 {
 		t.Fatalf("base client: %+v owned=%v", c, owned)
 	}
@@ -154,7 +153,7 @@ func TestNewHTTPClient(t *testing.T) {
 		t.Fatalf("base transport saw %q", base.got)
 	}
 
-	c, owned = NewHTTPClient(&http.Client{Jar: jar}, tr, check)
+	c, owned = NewHTTPClient(&http.Client{Jar: jar}, tr, "fix it")
 	if owned == nil || c.Jar != jar {
 		t.Fatal("base without a transport: want an owned transport and the base jar")
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/seed0634/agentadaptor/internal/shellagent"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	aguiclient "github.com/seed0634/agentadaptor/pkg/clients/agui"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 // Shell scripts for the test adapter (internal/shellagent), keyed by
@@ -149,7 +151,7 @@ func TestAgainstTheSSEBridge(t *testing.T) {
 			} else {
 				cancel()
 			}
-			if s.Next() || !errors.Is(s.Err(), aguiclient.ErrCanceled) {
+			if s.Next() || !errors.Is(s.Err(), clienterr.ErrCanceled) {
 				t.Errorf("after %s: Err = %v", how, s.Err())
 			}
 			if res := b.waitEnded(t, runID); res.Status != agentadaptor.StatusCancelled {

@@ -80,7 +80,7 @@ type RemoteAgentSpec struct {
 	// key header or OAuth2 client credentials (secrets by reference), which
 	// the agent card's securitySchemes complete and must allow
 	// (docs/design.md#secrets). Exclusive with AuthRef.
-	Auth *remote.Auth
+	Auth *credentials.Auth
 	// Tenant is sent with every A2A request to this agent.
 	Tenant string
 	// Shortcut optionally names a dedicated tool for this agent
