@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 )
 
 // bareEnv makes the test binary the bare relay process (see TestMain).

@@ -92,7 +92,7 @@ var testSupport = []string{module + "/internal/testenv", module + "/internal/she
 // (and so may build on other test support).
 func isTestSupport(dir string) bool {
 	switch dir {
-	case "internal/testenv", "internal/shellagent", "internal/realcli", "internal/clie2e",
+	case "internal/testkit/testenv", "internal/shellagent", "internal/realcli", "internal/clie2e",
 		"internal/fakea2a", "internal/fakemodel", "pkg/adapters/adaptertest",
 		"internal/delegationtest", "internal/delegationenv", "internal/otlpsink", "bench/otlpsink", "internal/ssetest", "internal/conntest",
 		"internal/fakeacp":
@@ -173,8 +173,8 @@ func TestImportRules(t *testing.T) {
 			if hasPrefixAny(imp, testSupport...) && !isTestSupport(dir) {
 				t.Errorf("%s imports %s: test support is imported by tests only, never by the product", dir, imp)
 			}
-			if dir == "internal/testenv" && hasPrefixAny(imp, module) {
-				t.Errorf("internal/testenv imports %s: it imports the standard library only, so every test can use it", imp)
+			if dir == "internal/testkit/testenv" && hasPrefixAny(imp, module) {
+				t.Errorf("internal/testkit/testenv imports %s: it imports the standard library only, so every test can use it", imp)
 			}
 		}
 		if dir == "." || strings.HasPrefix(dir, "pkg/") {

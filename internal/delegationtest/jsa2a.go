@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 )
 
 // JSRemoteScript is the @a2a-js/sdk remote agent of the client-side interop

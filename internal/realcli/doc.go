@@ -4,6 +4,6 @@
 // deps script does (npm ci, then node node_modules/@anthropic-ai/claude-code/install.cjs).
 //
 // Tests call [Require]: a missing binary skips the test locally and fails it
-// when the environment variable CI is "true" (internal/testenv's rule), so CI
+// when the environment variable CI is "true" (internal/testkit/testenv's rule), so CI
 // never skips silently.
 package realcli

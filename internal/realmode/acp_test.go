@@ -14,7 +14,7 @@ import (
 
 	"github.com/seed0634/agentadaptor/internal/fakemodel"
 	"github.com/seed0634/agentadaptor/internal/realcli"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 )
 
 // codexACPRemote serves the real codex-acp 0.16.0 (@zed-industries/codex-acp,

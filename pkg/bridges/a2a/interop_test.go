@@ -16,7 +16,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
 	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
 

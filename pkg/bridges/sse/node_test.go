@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 )
 
 // nodeEnv returns the repository root when node and the npm packages are

@@ -80,5 +80,4 @@
 // (docs/design.md#event-mapping). It imports the AG-UI Go SDK,
 // pkg/credentials, pkg/clients/clienterr and the standard library only:
 // never pkg/hosttools, pkg/adapters, the bridges or pkg/clients/a2a.
-//
 package agui
