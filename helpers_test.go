@@ -11,10 +11,10 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/shellagent"
+	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
 )
 
-// shell returns the test adapter of these tests (internal/shellagent): a
+// shell returns the test adapter of these tests (internal/testkit/shellagent): a
 // /bin/sh script whose stdout lines are StreamPayload JSON (or anything
 // else, which the parser rejects). It lets the core tests drive process
 // supervision without a real CLI. Its runs report the session

@@ -92,7 +92,7 @@ var testSupport = []string{module + "/internal/testenv", module + "/internal/she
 // (and so may build on other test support).
 func isTestSupport(dir string) bool {
 	switch dir {
-	case "internal/testkit/testenv", "internal/shellagent", "internal/realcli", "internal/clie2e",
+	case "internal/testkit/testenv", "internal/testkit/shellagent", "internal/realcli", "internal/clie2e",
 		"internal/fakea2a", "internal/fakemodel", "pkg/adapters/adaptertest",
 		"internal/delegationtest", "internal/delegationenv", "internal/otlpsink", "bench/otlpsink", "internal/ssetest", "internal/conntest",
 		"internal/fakeacp":

@@ -52,7 +52,7 @@ import (
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
-	"github.com/seed0634/agentadaptor/internal/shellagent"
+	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
 	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
@@ -184,7 +184,7 @@ func (r report) String() string {
 
 // ---- the parent: a /bin/sh script printing StreamPayload JSON lines ----
 
-// newParent is the parents' adapter (internal/shellagent): each run's
+// newParent is the parents' adapter (internal/testkit/shellagent): each run's
 // script, its "script" option, blocks at a FIFO gate (no polling: 100
 // parents must not cost CPU while they wait).
 func newParent() *shellagent.Adapter { return &shellagent.Adapter{AdapterName: "soak-shell"} }

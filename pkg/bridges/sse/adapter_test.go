@@ -20,7 +20,7 @@ import (
 
 	"github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
-	"github.com/seed0634/agentadaptor/internal/shellagent"
+	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
 	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 )
@@ -46,7 +46,7 @@ var scenarios = map[string]string{
 	"slow": `echo $$ > "$PIDFILE"; printf '%s\n' '{"kind":"text.delta","message_id":"m1","delta":"working"}'; exec sleep 30`,
 }
 
-// shAdapter is the test adapter (internal/shellagent) running the scenario
+// shAdapter is the test adapter (internal/testkit/shellagent) running the scenario
 // scripts by prompt; unknown prompts are echoed back as text. Each run gets
 // PIDFILE, the file in pidDir where the slow scenario writes its pid.
 type shAdapter struct {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/shellagent"
+	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
 )
 
 func start(t *testing.T, a *shellagent.Adapter, prompt string, opts ...agentadaptor.RunOption) *agentadaptor.RunHandle {
