@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/ssetest"
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
