@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/seed0634/agentadaptor/internal/natstest"
+	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
 )
 
 // kindProjectNATS is the project with cluster.nats_url set: the same serve,

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
-	"github.com/seed0634/agentadaptor/internal/natstest"
+	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
 	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 )
 

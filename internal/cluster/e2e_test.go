@@ -22,7 +22,7 @@ import (
 
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
-	"github.com/seed0634/agentadaptor/internal/natstest"
+	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
 	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 )
 

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
-	"github.com/seed0634/agentadaptor/internal/natstest"
+	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
 	"github.com/seed0634/agentadaptor/pkg/bridges/agui"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
 	"github.com/seed0634/agentadaptor/pkg/delegation"

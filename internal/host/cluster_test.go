@@ -21,7 +21,7 @@ import (
 	"github.com/seed0634/agentadaptor/internal/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
-	"github.com/seed0634/agentadaptor/internal/natstest"
+	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
 	"go.uber.org/goleak"
 )
 

@@ -24,7 +24,7 @@ func TestREADMEShipsTheTestedConfiguration(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(readme), "```conf\n"+Config+"```\n") {
-		t.Fatalf("README.md's nats-server configuration (a ```conf block) is not internal/natstest/nats-server.conf:\n%s", Config)
+		t.Fatalf("README.md's nats-server configuration (a ```conf block) is not internal/testkit/natstest/nats-server.conf:\n%s", Config)
 	}
 }
 
