@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
 	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 )

@@ -20,7 +20,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.uber.org/goleak"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
 	"github.com/seed0634/agentadaptor/pkg/delegation/remote"

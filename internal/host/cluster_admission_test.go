@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
 )
 

@@ -18,9 +18,9 @@ import (
 	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
 	"go.uber.org/goleak"
 )

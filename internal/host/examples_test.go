@@ -12,8 +12,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 )
 
 // chatTurn posts one message of thread to base's /agui (with header) and

@@ -51,7 +51,7 @@ import (
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
 	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"

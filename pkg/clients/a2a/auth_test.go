@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	client "github.com/seed0634/agentadaptor/pkg/clients/a2a"
 
 	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	client "github.com/seed0634/agentadaptor/pkg/clients/a2a"
 
 	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"

@@ -3,7 +3,7 @@ package delegator_test
 import (
 	"testing"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 
 	"go.uber.org/goleak"
 

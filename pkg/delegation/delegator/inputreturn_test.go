@@ -10,7 +10,7 @@ import (
 
 	env "github.com/seed0634/agentadaptor/internal/delegationenv"
 	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"

@@ -15,7 +15,7 @@ import (
 	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 )
 
 // randomBehavior builds a random remote script. Remote text sometimes

@@ -10,7 +10,7 @@ import (
 	agentadaptor "github.com/seed0634/agentadaptor"
 	env "github.com/seed0634/agentadaptor/internal/delegationenv"
 	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation/mcptool"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
 )

@@ -15,7 +15,7 @@ import (
 	agentadaptor "github.com/seed0634/agentadaptor"
 	env "github.com/seed0634/agentadaptor/internal/delegationenv"
 	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/artifact"
 	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/a2aremote"
 	"github.com/seed0634/agentadaptor/pkg/delegation/aguiremote"

@@ -13,7 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"go.uber.org/goleak"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 )
 
