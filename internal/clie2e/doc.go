@@ -1,6 +1,6 @@
 // Package clie2e is the scaffolding the end-to-end tests of the claude and
 // codex adapters share, which drive the real CLI against a fake model server
-// (internal/fakemodel): an SDK holding the adapter under test with the run
+// (internal/testkit/fakemodel): an SDK holding the adapter under test with the run
 // options every run gets ([Rig]), the per-test deadline ([Context]), and the
 // checks that do not depend on the CLI: a run that calls a tool of a
 // run-scoped [fakemodel.MCPService] with its bearer token ([Rig.RunTool],

@@ -93,7 +93,7 @@ var testSupport = []string{module + "/internal/testenv", module + "/internal/she
 func isTestSupport(dir string) bool {
 	switch dir {
 	case "internal/testkit/testenv", "internal/testkit/shellagent", "internal/realcli", "internal/clie2e",
-		"internal/testkit/fakea2a", "internal/fakemodel", "pkg/adapters/adaptertest",
+		"internal/testkit/fakea2a", "internal/testkit/fakemodel", "pkg/adapters/adaptertest",
 		"internal/delegationtest", "internal/delegationenv", "internal/testkit/otlpsink", "bench/otlpsink", "internal/testkit/ssetest", "internal/testkit/conntest",
 		"internal/fakeacp":
 		return true

@@ -5,7 +5,7 @@
 // AG-UI endpoint, delegates through the a2a-delegation MCP tool to a real
 // Codex exposed over A2A by a separate `agentadaptor a2a serve --adapter
 // codex` process, with both CLIs pointed at scriptable fake model servers on
-// loopback (internal/fakemodel), so the test needs no network and no
+// loopback (internal/testkit/fakemodel), so the test needs no network and no
 // credentials. The same topology runs with the remote an ACP agent,
 // codex-acp behind `agentadaptor a2a serve --adapter acp`, including Stop
 // cascading to it.

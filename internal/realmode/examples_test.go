@@ -18,11 +18,11 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/realcli"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
 	"github.com/seed0634/agentadaptor/pkg/adapters/claude"
 	"github.com/seed0634/agentadaptor/pkg/adapters/codex"
 )

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
 	"github.com/seed0634/agentadaptor/internal/realcli"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
 )
 
 // TestRunCommandDrivesRealClaude: `agentadaptor run --adapter claude` runs

@@ -9,13 +9,13 @@ import (
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/clie2e"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
 	"github.com/seed0634/agentadaptor/internal/realcli"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
 	"github.com/seed0634/agentadaptor/pkg/adapters/acp"
 )
 
 // codex-acp 0.16.0 (@zed-industries/codex-acp, a native binary) over ACP,
-// offline, against the fake OpenAI Responses API (internal/fakemodel.OpenAI).
+// offline, against the fake OpenAI Responses API (internal/testkit/fakemodel.OpenAI).
 // What the binary does, measured:
 //   - it takes Codex's `-c key=value` overrides and no other flag; a model
 //     provider with env_key needs no authenticate call; the model catalog

@@ -9,13 +9,13 @@ import (
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/clie2e"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
 	"github.com/seed0634/agentadaptor/internal/realcli"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
 	"github.com/seed0634/agentadaptor/pkg/adapters/acp"
 )
 
 // Gemini CLI 0.61.0 over ACP, offline, against the fake Gemini API
-// (internal/fakemodel.Gemini). What the binary does, measured:
+// (internal/testkit/fakemodel.Gemini). What the binary does, measured:
 //   - with GEMINI_API_KEY set it needs no authenticate call; initialize
 //     advertises loadSession and mcpCapabilities {http, sse};
 //   - it calls only the model endpoint under GOOGLE_GEMINI_BASE_URL:

@@ -7,7 +7,7 @@ import (
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/fakeacp"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
 	"github.com/seed0634/agentadaptor/pkg/adapters/acp"
 	"github.com/seed0634/agentadaptor/pkg/adapters/adaptertest"
 )
