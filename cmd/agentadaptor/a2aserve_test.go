@@ -17,7 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
-	"github.com/seed0634/agentadaptor/internal/fakeacp"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakeacp"
 	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	"go.uber.org/goleak"

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/seed0634/agentadaptor/internal/aguiverify"
-	"github.com/seed0634/agentadaptor/internal/fakeacp"
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakeacp"
 )
 
 // `agentadaptor run --adapter acp --binary PATH --arg ...` drives an ACP

@@ -95,7 +95,7 @@ func isTestSupport(dir string) bool {
 	case "internal/testkit/testenv", "internal/testkit/shellagent", "internal/realcli", "internal/clie2e",
 		"internal/testkit/fakea2a", "internal/testkit/fakemodel", "pkg/adapters/adaptertest",
 		"internal/delegationtest", "internal/delegationenv", "internal/testkit/otlpsink", "bench/otlpsink", "internal/testkit/ssetest", "internal/testkit/conntest",
-		"internal/fakeacp":
+		"internal/testkit/fakeacp":
 		return true
 	}
 	return false
