@@ -20,7 +20,7 @@ import (
 
 	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
 	"github.com/seed0634/agentadaptor/internal/testkit/testenv"

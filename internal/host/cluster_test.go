@@ -17,9 +17,9 @@ import (
 
 	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
 	"go.uber.org/goleak"

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	"go.uber.org/goleak"

@@ -22,10 +22,10 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/realcli"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
 	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/claude"

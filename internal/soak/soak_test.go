@@ -50,7 +50,7 @@ import (
 	"go.uber.org/goleak"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
 	"github.com/seed0634/agentadaptor/pkg/bridges/agui"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 )
