@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
+	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/a2aremote"
 	"github.com/seed0634/agentadaptor/pkg/delegation/aguiremote"

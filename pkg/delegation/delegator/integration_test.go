@@ -12,7 +12,7 @@ import (
 
 	env "github.com/seed0634/agentadaptor/internal/delegationenv"
 
-	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
+	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/clients/a2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
