@@ -94,7 +94,7 @@ func isTestSupport(dir string) bool {
 	switch dir {
 	case "internal/testkit/testenv", "internal/testkit/shellagent", "internal/realcli", "internal/clie2e",
 		"internal/testkit/fakea2a", "internal/testkit/fakemodel", "pkg/adapters/adaptertest",
-		"internal/testkit/delegationtest", "internal/delegationenv", "internal/testkit/otlpsink", "bench/otlpsink", "internal/testkit/ssetest", "internal/testkit/conntest",
+		"internal/testkit/delegationtest", "internal/testkit/delegationenv", "internal/testkit/otlpsink", "bench/otlpsink", "internal/testkit/ssetest", "internal/testkit/conntest",
 		"internal/testkit/fakeacp":
 		return true
 	}

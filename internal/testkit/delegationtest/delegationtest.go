@@ -1,5 +1,5 @@
 // Package delegationtest is the shared test scaffolding of the delegation
-// packages (internal/delegationenv adds a delegator over fake remotes): a
+// packages (internal/testkit/delegationenv adds a delegator over fake remotes): a
 // recorder of a run's bus events with generous waits ([Recorder]), the lifecycle and
 // no-secret assertions every delegation test makes, programmable remote
 // AG-UI agents ([NewSSERemote], [NewAGUIBridge]) and the fake A2A steps the

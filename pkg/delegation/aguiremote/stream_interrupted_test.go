@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	env "github.com/seed0634/agentadaptor/internal/delegationenv"
+	env "github.com/seed0634/agentadaptor/internal/testkit/delegationenv"
 	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	env "github.com/seed0634/agentadaptor/internal/delegationenv"
+	env "github.com/seed0634/agentadaptor/internal/testkit/delegationenv"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/types"
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	env "github.com/seed0634/agentadaptor/internal/delegationenv"
+	env "github.com/seed0634/agentadaptor/internal/testkit/delegationenv"
 	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation"

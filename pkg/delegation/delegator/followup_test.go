@@ -3,7 +3,7 @@ package delegator_test
 import (
 	"testing"
 
-	env "github.com/seed0634/agentadaptor/internal/delegationenv"
+	env "github.com/seed0634/agentadaptor/internal/testkit/delegationenv"
 	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation"

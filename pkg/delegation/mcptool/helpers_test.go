@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	env "github.com/seed0634/agentadaptor/internal/delegationenv"
+	env "github.com/seed0634/agentadaptor/internal/testkit/delegationenv"
 	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	"github.com/seed0634/agentadaptor/pkg/delegation/mcptool"

@@ -4,8 +4,8 @@ import (
 	"net/url"
 	"testing"
 
-	env "github.com/seed0634/agentadaptor/internal/delegationenv"
 	"github.com/seed0634/agentadaptor/internal/testkit/conntest"
+	env "github.com/seed0634/agentadaptor/internal/testkit/delegationenv"
 	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation/mcptool"
