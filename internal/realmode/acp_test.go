@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/realcli"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/realcli"
 	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 )
 

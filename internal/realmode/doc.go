@@ -13,7 +13,7 @@
 // The package has tests only. They need the CLIs installed by the
 // repository's deps script (node_modules/.bin/claude and codex, and
 // codex-acp's native binary): without them the tests skip locally and fail
-// when CI=true (internal/realcli).
+// when CI=true (internal/testkit/realcli).
 // examples/streaming-chat-copilotkit/REALMODE.md explains how to run the
 // same topology against the real model services.
 package realmode

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/seed0634/agentadaptor/internal/realcli"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/realcli"
 )
 
 // TestRunCommandDrivesRealClaude: `agentadaptor run --adapter claude` runs
