@@ -92,7 +92,7 @@ var testSupport = []string{module + "/internal/testenv", module + "/internal/she
 // (and so may build on other test support).
 func isTestSupport(dir string) bool {
 	switch dir {
-	case "internal/testkit/testenv", "internal/testkit/shellagent", "internal/testkit/realcli", "internal/clie2e",
+	case "internal/testkit/testenv", "internal/testkit/shellagent", "internal/testkit/realcli", "internal/testkit/cliharness",
 		"internal/testkit/fakea2a", "internal/testkit/fakemodel", "pkg/adapters/adaptertest",
 		"internal/testkit/delegationtest", "internal/testkit/delegationenv", "internal/testkit/otlpsink", "bench/otlpsink", "internal/testkit/ssetest", "internal/testkit/conntest",
 		"internal/testkit/fakeacp":

@@ -1,4 +1,4 @@
-// Package clie2e is the scaffolding the end-to-end tests of the claude and
+// Package cliharness is the harness the end-to-end tests of the claude and
 // codex adapters share, which drive the real CLI against a fake model server
 // (internal/testkit/fakemodel): an SDK holding the adapter under test with the run
 // options every run gets ([Rig]), the per-test deadline ([Context]), and the
@@ -8,4 +8,4 @@
 // and a resumed session ([Rig.ResumeSession]). What differs between the CLIs
 // (the adapter's configuration, the environment, how to find the child
 // process, what a tool call looks like on the stream) stays in their tests.
-package clie2e
+package cliharness

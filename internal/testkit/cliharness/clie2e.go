@@ -1,4 +1,4 @@
-package clie2e
+package cliharness
 
 import (
 	"context"
