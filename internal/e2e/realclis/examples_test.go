@@ -1,4 +1,4 @@
-package realmode_test
+package realclis_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-// Package realmode holds the offline end-to-end proof of the product's real
+// Package realclis holds the offline end-to-end proof of the product's real
 // mode, the Claude -> Codex example of
 // examples/streaming-chat-copilotkit/README.md (part of the acceptance in
 // docs/design.md#layering): a real Claude Code parent, driven by the host's
@@ -16,4 +16,4 @@
 // when CI=true (internal/testkit/realcli).
 // examples/streaming-chat-copilotkit/REALMODE.md explains how to run the
 // same topology against the real model services.
-package realmode
+package realclis
