@@ -1,4 +1,4 @@
-package benche2e
+package relaybench
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package benche2e is the end-to-end relay benchmark of bench/e2e (see its
+// Package relaybench is the end-to-end relay benchmark of bench/e2e (see its
 // README and docs/benchmarks.md): one A2A remote (@a2a-js/sdk, Node) that
 // streams timestamped chunks, three systems relaying it as AG-UI over SSE —
 // the project (`agentadaptor serve` with a scripted parent calling
@@ -12,4 +12,4 @@
 // it. Timing is reported, never asserted: its smoke test (smoke_test.go)
 // checks only that every system delivered every chunk and every terminal
 // event.
-package benche2e
+package relaybench
