@@ -26,7 +26,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "nats" {
 		return NATSMain(args[1:])
 	}
-	fs := flag.NewFlagSet("benche2e", flag.ContinueOnError)
+	fs := flag.NewFlagSet("bench-e2e", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	levels := fs.String("levels", "1,10,100,1000", "concurrency levels (concurrent delegations), comma-separated")
 	systems := fs.String("systems", strings.Join(Systems, ","), "systems to measure: project, project-nice (serve with parent.nice: -parent-nice), project-nats (serve with cluster.nats_url on a local nats-server), bare, peer")

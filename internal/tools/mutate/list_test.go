@@ -104,7 +104,7 @@ func TestLoadListsRejectsMalformedEntries(t *testing.T) {
 }
 
 // The repository's own lists must at least parse; whether their snippets
-// still match the code is `make mutate`'s job (go run ./internal/mutate
+// still match the code is `make mutate`'s job (go run ./internal/tools/mutate
 // -check), not the test suite's.
 func TestRepositoryListsParse(t *testing.T) {
 	root, err := repoRoot()

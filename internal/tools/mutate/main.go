@@ -6,9 +6,9 @@
 // entry lists, and reports whether they failed ("killed") or passed
 // ("survived"). The real tree is never edited.
 //
-//	go run ./internal/mutate              # every mutation; ends with "killed K/N"
-//	go run ./internal/mutate -only 'bus-' # the mutations whose id matches
-//	go run ./internal/mutate -check       # only check that every snippet still matches
+//	go run ./internal/tools/mutate              # every mutation; ends with "killed K/N"
+//	go run ./internal/tools/mutate -only 'bus-' # the mutations whose id matches
+//	go run ./internal/tools/mutate -check       # only check that every snippet still matches
 //
 // A mutation whose find snippet no longer matches the code (or matches more
 // than one place) is an error ("stale mutation"), never skipped. The run
