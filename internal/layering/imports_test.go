@@ -1,4 +1,4 @@
-package contract
+package layering
 
 import (
 	"go/ast"
@@ -23,9 +23,15 @@ var protocolSDKs = []string{
 	"github.com/coder/acp-go-sdk",
 }
 
+// goFile is one parsed Go file and its name.
+type goFile struct {
+	name string
+	*ast.File
+}
+
 // pkgFiles maps a package dir (relative to the repo root) to its parsed
 // non-test files.
-func pkgFiles(t *testing.T) map[string][]*ast.File {
+func pkgFiles(t *testing.T) map[string][]goFile {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -34,7 +40,7 @@ func pkgFiles(t *testing.T) map[string][]*ast.File {
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		t.Fatalf("repo root not found at %s", root)
 	}
-	out := map[string][]*ast.File{}
+	out := map[string][]goFile{}
 	fset := token.NewFileSet()
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -55,7 +61,7 @@ func pkgFiles(t *testing.T) map[string][]*ast.File {
 			return err
 		}
 		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		out[filepath.ToSlash(rel)] = append(out[filepath.ToSlash(rel)], f)
+		out[filepath.ToSlash(rel)] = append(out[filepath.ToSlash(rel)], goFile{filepath.Base(path), f})
 		return nil
 	})
 	if err != nil {
@@ -64,7 +70,8 @@ func pkgFiles(t *testing.T) map[string][]*ast.File {
 	return out
 }
 
-func imports(files []*ast.File) []string {
+// imports lists what files import, sorted, each path once.
+func imports(files []goFile) []string {
 	var out []string
 	for _, f := range files {
 		for _, imp := range f.Imports {
@@ -72,7 +79,8 @@ func imports(files []*ast.File) []string {
 			out = append(out, p)
 		}
 	}
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func hasPrefixAny(s string, prefixes ...string) bool {
@@ -84,22 +92,19 @@ func hasPrefixAny(s string, prefixes ...string) bool {
 	return false
 }
 
-// testSupport are the packages only tests import.
-var testSupport = []string{module + "/internal/testenv", module + "/internal/shellagent", module + "/internal/delegationtest", module + "/internal/delegationenv",
-	module + "/internal/otlpsink", module + "/internal/ssetest", module + "/internal/conntest", module + "/internal/fakeacp"}
+// nonProduct are the places of the packages that are not product code
+// (docs/design.md#packages): test support, end-to-end and layering tests,
+// dev tools, the benchmark commands, and the adapters' public conformance
+// suite. The product never imports them; they may import each other.
+var nonProduct = []string{"internal/testkit", "internal/e2e", "internal/layering", "internal/tools", "bench", "pkg/adapters/adaptertest"}
 
-// isTestSupport reports whether the package in dir is itself test support
-// (and so may build on other test support).
-func isTestSupport(dir string) bool {
-	switch dir {
-	case "internal/testkit/testenv", "internal/testkit/shellagent", "internal/testkit/realcli", "internal/testkit/cliharness",
-		"internal/testkit/fakea2a", "internal/testkit/fakemodel", "pkg/adapters/adaptertest",
-		"internal/testkit/delegationtest", "internal/testkit/delegationenv", "internal/testkit/otlpsink", "bench/otlpsink", "internal/testkit/ssetest", "internal/testkit/conntest",
-		"internal/testkit/fakeacp":
-		return true
-	}
-	return false
-}
+// isNonProduct reports whether the package in dir (relative to the repo
+// root) is one of nonProduct.
+func isNonProduct(dir string) bool { return hasPrefixAny(dir, nonProduct...) }
+
+// testOnly are the places of the packages that hold tests only: besides
+// doc.go they have no non-test file.
+var testOnly = []string{"internal/e2e", "internal/layering"}
 
 // telemetryLibs are the metrics and tracing libraries: only
 // internal/telemetry (and the commands and test support) may import them;
@@ -170,11 +175,18 @@ func TestImportRules(t *testing.T) {
 	}
 	for dir, files := range pkgs {
 		for _, imp := range imports(files) {
-			if hasPrefixAny(imp, testSupport...) && !isTestSupport(dir) {
-				t.Errorf("%s imports %s: test support is imported by tests only, never by the product", dir, imp)
+			if rel, ok := strings.CutPrefix(imp, module+"/"); ok && isNonProduct(rel) && !isNonProduct(dir) {
+				t.Errorf("%s imports %s: test support, tests and tools are never imported by the product", dir, imp)
 			}
 			if dir == "internal/testkit/testenv" && hasPrefixAny(imp, module) {
 				t.Errorf("internal/testkit/testenv imports %s: it imports the standard library only, so every test can use it", imp)
+			}
+		}
+		if hasPrefixAny(dir, testOnly...) {
+			for _, f := range files {
+				if f.name != "doc.go" {
+					t.Errorf("%s/%s: the packages under %v hold tests only (and doc.go)", dir, f.name, testOnly)
+				}
 			}
 		}
 		if dir == "." || strings.HasPrefix(dir, "pkg/") {
