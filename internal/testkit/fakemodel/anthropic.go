@@ -18,17 +18,6 @@ type Server struct {
 	s *script
 }
 
-// Enqueue appends turns to the queue; each model request takes the next one.
-func (s *Server) Enqueue(turns ...Turn) { s.s.enqueue(turns...) }
-
-// SetFallback sets the answer used when the queue is empty (default: the
-// text "ok").
-func (s *Server) SetFallback(t Turn) {
-	s.s.mu.Lock()
-	s.s.fallback = t
-	s.s.mu.Unlock()
-}
-
 // Requests returns a copy of the model requests received so far (HEAD probes
 // included), oldest first.
 func (s *Server) Requests() []Request { return s.s.requests() }
@@ -40,9 +29,6 @@ func (s *Server) Requests() []Request { return s.s.requests() }
 func (s *Server) AwaitRequests(ctx context.Context, cond func([]Request) bool) ([]Request, error) {
 	return s.s.await(ctx, cond)
 }
-
-// Pending reports how many queued turns were not used yet.
-func (s *Server) Pending() int { return s.s.pending() }
 
 // Anthropic is a fake Anthropic Messages API for Claude Code. Point the CLI at
 // it with ANTHROPIC_BASE_URL=URL and any ANTHROPIC_API_KEY.

@@ -15,7 +15,7 @@
 // text, a call of a named MCP tool, a final text that quotes the previous tool
 // result ({{result}} in [Turn.Text]), an HTTP error, or a slow stream whose
 // deltas are spaced by [Turn.Delay] (it stops when the client goes away). When
-// the queue is empty the server answers with [Server.SetFallback]. Every request
+// the queue is empty the server answers with the text "ok". Every request
 // is logged with its full body ([Server.Requests]).
 //
 // [WriteCodexModelCatalog] writes the model_catalog_json file that makes Codex

@@ -53,15 +53,6 @@ type Request struct {
 	Time   time.Time
 }
 
-// JSON decodes the request body as a JSON object (nil when it is not one).
-func (r Request) JSON() map[string]any {
-	var m map[string]any
-	if json.Unmarshal(r.Body, &m) != nil {
-		return nil
-	}
-	return m
-}
-
 // script is the state shared by both servers.
 type script struct {
 	mu       sync.Mutex
@@ -124,12 +115,6 @@ func (s *script) await(ctx context.Context, cond func([]Request) bool) ([]Reques
 			return log, ctx.Err()
 		}
 	}
-}
-
-func (s *script) pending() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.turns)
 }
 
 func (s *script) nextID() int {

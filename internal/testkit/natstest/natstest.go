@@ -110,9 +110,6 @@ func (ns *Server) CredsRef() string {
 	return "file:" + ns.seedPath()
 }
 
-// Seed is the replicas' user nkey seed ("" without authentication).
-func (ns *Server) Seed() string { return ns.seed }
-
 func (ns *Server) options() (*server.Options, error) {
 	if ns.noAuth {
 		return &server.Options{Host: "127.0.0.1", Port: ns.port, JetStream: true, StoreDir: filepath.Join(ns.dir, "js")}, nil

@@ -3,7 +3,6 @@ package realcli
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -75,12 +74,6 @@ func npmArch() string {
 		return "x64"
 	}
 	return runtime.GOARCH
-}
-
-// Version runs `<path> --version` and returns its trimmed output.
-func Version(path string) (string, error) {
-	out, err := exec.Command(path, "--version").Output()
-	return strings.TrimSpace(string(out)), err
 }
 
 // Require returns the path of the named CLI, or skips t (fails it when

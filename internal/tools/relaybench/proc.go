@@ -53,13 +53,6 @@ func ReadCPU(pid int) (CPU, error) {
 	return CPU{Self: time.Duration(v[0]+v[1]) * tick, Children: time.Duration(v[2]+v[3]) * tick}, nil
 }
 
-// ReadRSS returns VmRSS of /proc/PID/status in bytes (0 when the process is
-// gone).
-func ReadRSS(pid int) int64 {
-	rss, _ := ReadMem(pid)
-	return rss
-}
-
 // ReadMem returns VmRSS and RssAnon (its anonymous part: heap and stacks,
 // not the binary's pages, which the project's parent processes share) of
 // /proc/PID/status in bytes; zeros when the process is gone.

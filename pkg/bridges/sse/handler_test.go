@@ -555,3 +555,26 @@ func TestStreamEndedWithoutTerminal(t *testing.T) {
 		t.Errorf("unexpected tail:\n%s", body)
 	}
 }
+
+// TestTranslatorOptionsAndStreaming checks the handler's run settings: the
+// translator options apply to every stream (here: reasoning as CUSTOM
+// events), and WithoutStreaming starts runs without
+// agentadaptor.WithStreaming().
+func TestTranslatorOptionsAndStreaming(t *testing.T) {
+	leakCheck(t)
+	f := newFixture(t, sse.WithoutStreaming(), sse.WithTranslatorOptions(agui.Options{Reasoning: agui.ReasoningCustom}))
+	_, frames := runStream(t, f, "thread-opts", "client-run-opts", "reasoning")
+	want := []string{"RUN_STARTED", "CUSTOM", "CUSTOM", "CUSTOM", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"}
+	if got := frameTypes(t, frames); !slices.Equal(got, want) {
+		t.Fatalf("types:\n got  %v\n want %v", got, want)
+	}
+	for i, name := range []string{agui.EventReasoningStart, agui.EventReasoningDelta, agui.EventReasoningEnd} {
+		if m := decode(t, frames[i+1]); m["name"] != name {
+			t.Errorf("frame %d = %v, want CUSTOM %s", i+1, m, name)
+		}
+	}
+	if req := f.adapter.lastRequest(t); req.Streaming {
+		t.Error("WithoutStreaming: the run was started with streaming")
+	}
+	waitEnded(t, f.handle(t, "client-run-opts"))
+}
