@@ -41,22 +41,6 @@ func testCtx(t testing.TB) context.Context {
 	return ctx
 }
 
-func collect(ctx context.Context, t testing.TB, h *agentadaptor.RunHandle) []agentadaptor.StreamPayload {
-	t.Helper()
-	var out []agentadaptor.StreamPayload
-	for {
-		select {
-		case p, ok := <-h.StreamEvents():
-			if !ok {
-				return out
-			}
-			out = append(out, p)
-		case <-ctx.Done():
-			t.Fatalf("stream did not close: %v", ctx.Err())
-		}
-	}
-}
-
 func kinds(ps []agentadaptor.StreamPayload) []string {
 	var out []string
 	for _, p := range ps {

@@ -152,9 +152,7 @@ func threadBody(runID string) string {
 }
 
 func post(t *testing.T, base, runID string) *ssetest.Reader {
-	req, _ := http.NewRequest(http.MethodPost, base+"/agui", strings.NewReader(threadBody(runID)))
-	req.Header.Set("Content-Type", "application/json")
-	return ssetest.Open(t, req)
+	return ssetest.Open(t, ssetest.PostRequest(t.Context(), t, base+"/agui", threadBody(runID)))
 }
 
 func get(t *testing.T, url string, header ...string) (int, string) {

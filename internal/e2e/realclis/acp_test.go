@@ -15,6 +15,8 @@ import (
 	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
 	"github.com/seed0634/agentadaptor/internal/testkit/realcli"
 	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
+
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 )
 
 // codexACPRemote serves the real codex-acp 0.16.0 (@zed-industries/codex-acp,
@@ -122,10 +124,7 @@ func TestCancelCascadesToCodexACPOverA2A(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/agui", strings.NewReader(runInput))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(ssetest.PostRequest(ctx, t, srv.URL+"/agui", runInput))
 	if err != nil {
 		t.Fatal(err)
 	}

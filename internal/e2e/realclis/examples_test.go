@@ -1,13 +1,10 @@
 package realclis_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -25,6 +22,8 @@ import (
 	"github.com/seed0634/agentadaptor/internal/testkit/realcli"
 	"github.com/seed0634/agentadaptor/pkg/adapters/claude"
 	"github.com/seed0634/agentadaptor/pkg/adapters/codex"
+
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 )
 
 // The real-CLI example configs (examples/configs/claude-parent.yaml and
@@ -136,8 +135,12 @@ func TestExampleRealParentConfigsAnswerEveryMessage(t *testing.T) {
 			for i, msg := range messages {
 				history = append(history, map[string]string{"id": fmt.Sprintf("u%d", i), "role": "user", "content": msg})
 				ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-				body := postInput(ctx, t, srv.URL, map[string]any{"threadId": "thread-" + tt.file, "runId": fmt.Sprintf("run-%s-%d", tt.file, i),
+				input, err := json.Marshal(map[string]any{"threadId": "thread-" + tt.file, "runId": fmt.Sprintf("run-%s-%d", tt.file, i),
 					"messages": history, "tools": []any{}, "context": []any{}, "state": map[string]any{}, "forwardedProps": map[string]any{}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				body := ssetest.PostAll(ctx, t, srv.URL+"/agui", string(input))
 				cancel()
 				evs := decodeEvents(t, body)
 				var sub, parent strings.Builder
@@ -160,28 +163,4 @@ func TestExampleRealParentConfigsAnswerEveryMessage(t *testing.T) {
 			}
 		})
 	}
-}
-
-// postInput posts a RunAgentInput and reads the whole SSE stream.
-func postInput(ctx context.Context, t *testing.T, base string, input map[string]any) []byte {
-	t.Helper()
-	raw, err := json.Marshal(input)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/agui", bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /agui: %d %v\n%s", resp.StatusCode, err, body)
-	}
-	return body
 }

@@ -29,6 +29,8 @@ import (
 	"github.com/seed0634/agentadaptor/internal/testkit/realcli"
 	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/claude"
+
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 )
 
 // What the scripted models say. The progress marker is remote progress the
@@ -230,7 +232,7 @@ func runDelegation(t *testing.T, remote remoteStarter, codexTurns []fakemodel.Tu
 
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	r.body = postRun(ctx, t, r.srv.URL)
+	r.body = ssetest.PostAll(ctx, t, r.srv.URL+"/agui", runInput)
 	body := r.body
 	// REALMODE_DUMP_DIR=DIR keeps each test's SSE stream for inspection.
 	if p := os.Getenv("REALMODE_DUMP_DIR"); p != "" {
@@ -627,30 +629,6 @@ func startHost(t *testing.T, claudeBin, root string, anthropic *fakemodel.Anthro
 		srv.Close()
 	})
 	return h, srv
-}
-
-// postRun posts the AG-UI RunAgentInput and reads the whole SSE stream.
-func postRun(ctx context.Context, t *testing.T, base string) []byte {
-	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/agui", strings.NewReader(runInput))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream; charset=utf-8" {
-		t.Fatalf("POST /agui: %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
-	}
-	if err != nil {
-		t.Fatalf("reading the stream: %v\n%s", err, body)
-	}
-	return body
 }
 
 // auditRecord is the part of a delegation audit record the test checks.

@@ -9,6 +9,8 @@ import (
 
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
+
+	"github.com/seed0634/agentadaptor/pkg/adapters/adaptertest"
 )
 
 func start(t *testing.T, a *shellagent.Adapter, prompt string, opts ...agentadaptor.RunOption) *agentadaptor.RunHandle {
@@ -25,14 +27,6 @@ func start(t *testing.T, a *shellagent.Adapter, prompt string, opts ...agentadap
 	}
 	t.Cleanup(func() { _ = h.Cancel(ctx) })
 	return h
-}
-
-func drain(h *agentadaptor.RunHandle) []agentadaptor.StreamPayload {
-	var out []agentadaptor.StreamPayload
-	for p := range h.StreamEvents() {
-		out = append(out, p)
-	}
-	return out
 }
 
 func kinds(ps []agentadaptor.StreamPayload) []agentadaptor.StreamKind {
@@ -62,7 +56,7 @@ func TestScriptChoiceAndOutput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		h := start(t, a, tc.prompt, tc.opts...)
-		ps := drain(h)
+		ps := adaptertest.Collect(t.Context(), t, h)
 		res, _ := h.Wait(context.Background())
 		if res.Output != tc.want || res.SessionID != "s-1" {
 			t.Errorf("%s: output %q session %q, want %q s-1", tc.prompt, res.Output, res.SessionID, tc.want)
@@ -79,7 +73,7 @@ func TestScriptChoiceAndOutput(t *testing.T) {
 func TestPlainTextAndPrompt(t *testing.T) {
 	a := &shellagent.Adapter{Script: `printf '%s\n' "$1"`, PlainText: true}
 	h := start(t, a, "echo me")
-	ps := drain(h)
+	ps := adaptertest.Collect(t.Context(), t, h)
 	res, _ := h.Wait(context.Background())
 	if res.Output != "echo me" {
 		t.Errorf("output %q", res.Output)
