@@ -358,7 +358,9 @@ type deadlineService struct {
 func (s *deadlineService) Ensure(context.Context, agentadaptor.RuntimeServiceRequest) (agentadaptor.RuntimeService, error) {
 	return s, nil
 }
-func (s *deadlineService) Ref() agentadaptor.RuntimeServiceRef { return agentadaptor.RuntimeServiceRef{ID: "svc"} }
+func (s *deadlineService) Ref() agentadaptor.RuntimeServiceRef {
+	return agentadaptor.RuntimeServiceRef{ID: "svc"}
+}
 func (s *deadlineService) Release(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
