@@ -1,7 +1,6 @@
 package layering
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -83,43 +82,6 @@ func expandBraces(s string) []string {
 	return out
 }
 
-// goDirs lists every directory of the repository that holds Go files (test
-// files included), relative to the repo root.
-func goDirs(t *testing.T) []string {
-	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]bool{}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			name := d.Name()
-			if name == "node_modules" || name == "testdata" || (strings.HasPrefix(name, ".") && path != root) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if strings.HasSuffix(path, ".go") {
-			rel, _ := filepath.Rel(root, filepath.Dir(path))
-			seen[filepath.ToSlash(rel)] = true
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for d := range seen {
-		out = append(out, d)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // TestDesignTableMatchesTree checks the package table of
 // docs/design.md#packages against the tree: every package of the tree has
 // a row, every row names packages that exist, and what a package imports is
@@ -140,7 +102,7 @@ func TestDesignTableMatchesTree(t *testing.T) {
 			documented[p] = r
 		}
 	}
-	dirs := goDirs(t)
+	tree, dirs := scanTree(t)
 	for _, d := range dirs {
 		if _, ok := documented[d]; !ok {
 			t.Errorf("package %s has no row in the table of docs/design.md#packages: add one (what it owns, what it may import)", d)
@@ -153,7 +115,7 @@ func TestDesignTableMatchesTree(t *testing.T) {
 	}
 
 	sdkNames := map[string]string{a2aSDK: "a2a-go", aguiSDK: "AG-UI", mcpSDK: "MCP", acpSDK: "ACP SDK"}
-	for dir, files := range pkgFiles(t) {
+	for dir, files := range tree {
 		r, ok := documented[dir]
 		if !ok || r.mayUse == "—" || strings.Contains(r.mayUse, "everything") {
 			continue

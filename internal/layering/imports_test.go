@@ -29,9 +29,11 @@ type goFile struct {
 	*ast.File
 }
 
-// pkgFiles maps a package dir (relative to the repo root) to its parsed
-// non-test files.
-func pkgFiles(t *testing.T) map[string][]goFile {
+// scanTree walks the repository (node_modules, testdata and hidden
+// directories left out) and returns, by package directory relative to the
+// repo root, its parsed non-test files (imports and comments only), and
+// every directory that holds Go files (test files included).
+func scanTree(t *testing.T) (files map[string][]goFile, dirs []string) {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -40,7 +42,8 @@ func pkgFiles(t *testing.T) map[string][]goFile {
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		t.Fatalf("repo root not found at %s", root)
 	}
-	out := map[string][]goFile{}
+	files = map[string][]goFile{}
+	seen := map[string]bool{}
 	fset := token.NewFileSet()
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -53,21 +56,38 @@ func pkgFiles(t *testing.T) map[string][]goFile {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		if !seen[rel] {
+			seen[rel] = true
+			dirs = append(dirs, rel)
+		}
+		if strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
 		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		out[filepath.ToSlash(rel)] = append(out[filepath.ToSlash(rel)], goFile{filepath.Base(path), f})
+		files[rel] = append(files[rel], goFile{filepath.Base(path), f})
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	slices.Sort(dirs)
+	return files, dirs
+}
+
+// pkgFiles maps a package dir (relative to the repo root) to its parsed
+// non-test files.
+func pkgFiles(t *testing.T) map[string][]goFile {
+	t.Helper()
+	files, _ := scanTree(t)
+	return files
 }
 
 // imports lists what files import, sorted, each path once.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 )
 
 func TestApplyMatchesCodeWithFlexibleWhiteSpace(t *testing.T) {
@@ -107,7 +109,7 @@ func TestLoadListsRejectsMalformedEntries(t *testing.T) {
 // still match the code is `make mutate`'s job (go run ./internal/tools/mutate
 // -check), not the test suite's.
 func TestRepositoryListsParse(t *testing.T) {
-	root, err := repoRoot()
+	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 )
 
 // MinScore is the lowest acceptable share of killed mutations.
@@ -71,7 +73,7 @@ const (
 )
 
 func run(ctx context.Context, w io.Writer, o options) int {
-	root, err := repoRoot()
+	root, err := testenv.RepoRoot()
 	if err != nil {
 		fmt.Fprintln(w, "mutate:", err)
 		return 1
@@ -283,24 +285,6 @@ func goCmd(ctx context.Context, dir string, bound time.Duration, args ...string)
 	cmd.Stdout, cmd.Stderr = &b, &b
 	err := cmd.Run()
 	return b.String(), err
-}
-
-// repoRoot is the directory holding go.mod at or above the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // scratchCopy copies the repository's files (tracked, and untracked but not
