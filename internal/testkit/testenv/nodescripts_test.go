@@ -27,10 +27,7 @@ func TestNodePackageListsCoverTheScriptsImports(t *testing.T) {
 	imports := regexp.MustCompile(`(?m)^\s*import\s[^;]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)`)
 	for _, path := range scripts {
 		name := filepath.Base(path)
-		list := testenv.A2AJSPackages()
-		if !strings.HasPrefix(name, "a2a-") {
-			list = testenv.AGUIPackages()
-		}
+		list := testenv.ScriptPackages(name)
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

@@ -106,6 +106,26 @@ func AGUIPackages() []string {
 // tests/node import (a2a-*.mjs); see [AGUIPackages].
 func A2AJSPackages() []string { return []string{"@a2a-js/sdk"} }
 
+// scriptPackages are the tests/node scripts that import other packages
+// than their family's list ([AGUIPackages], [A2AJSPackages]).
+var scriptPackages = map[string][]string{
+	"a2a-js03-rest.mjs":      {"@a2a-js/sdk-03"},
+	"agui-encoder-agent.mjs": {"@ag-ui/encoder", "@ag-ui/core"},
+}
+
+// ScriptPackages returns the npm packages the tests/node script (a base
+// name such as "a2a-js-remote.mjs") imports: check them with
+// [NodePackages] before running it.
+func ScriptPackages(script string) []string {
+	if pkgs, ok := scriptPackages[script]; ok {
+		return pkgs
+	}
+	if strings.HasPrefix(script, "a2a-") {
+		return A2AJSPackages()
+	}
+	return AGUIPackages()
+}
+
 // WaitTimeout bounds [WaitUntil]: generous, so that a loaded machine never
 // fails a test that is only slow. It is a bound, not a promise of speed.
 const WaitTimeout = 60 * time.Second

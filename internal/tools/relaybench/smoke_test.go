@@ -89,7 +89,7 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("%s long: %d/%d chunks, %d lost, terminal %v, error %q", lr.System, lr.Chunks, lr.Expected, lr.Lost, lr.Terminal, lr.Error)
 		}
 	}
-	if got, want := len(res.FanOut), len(cfg.FanOut)*len(Systems); got != want {
+	if got, want := len(res.FanOut), len(cfg.FanOut)*len(systems); got != want {
 		t.Fatalf("%d fan-out results, want %d", got, want)
 	}
 	for _, fr := range res.FanOut {
@@ -99,7 +99,7 @@ func TestSmoke(t *testing.T) {
 				fr.System, fr.Shape, fr.Chunks, want, fr.Lost, fr.Duplicates, fr.LostTerminals, fr.Errors, fr.FirstError)
 		}
 	}
-	if got, want := len(res.Fixed), len(fixedSystems(Systems)); got != want {
+	if got, want := len(res.Fixed), len(fixedSystems(systems)); got != want {
 		t.Fatalf("%d fixed-cost results, want %d", got, want)
 	}
 	for _, fr := range res.Fixed {

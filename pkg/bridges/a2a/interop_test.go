@@ -377,7 +377,7 @@ func TestInteropJSServer(t *testing.T) {
 // 0.3 errors by their code, into its typed errors (a 1.0 error body would
 // make each one a generic Error).
 func TestInteropJS03RESTErrors(t *testing.T) {
-	root, err := testenv.NodePackages("@a2a-js/sdk-03")
+	root, err := testenv.NodePackages(testenv.ScriptPackages("a2a-js03-rest.mjs")...)
 	testenv.Require(t, "node and @a2a-js/sdk-03 (@a2a-js/sdk 0.3)", err)
 	env := startBridge(t, "- say: hi\n", a2abridge.Exposure{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
