@@ -8,12 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
-	"github.com/seed0634/agentadaptor/internal/realcli"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/realcli"
+
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 )
 
 // The real codex-acp 0.16.0 (@zed-industries/codex-acp) as the parent of
@@ -64,7 +66,7 @@ func TestServeCodexACPParentDelegates(t *testing.T) {
 		_ = h.Shutdown(ctx)
 		srv.Close()
 	})
-	body := postRun(t, srv.URL+"/agui", `{"threadId":"th-c","runId":"run-codex-acp-1","messages":[{"id":"u1","role":"user","content":"get the change reviewed"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`)
+	body := ssetest.PostAll(t.Context(), t, srv.URL+"/agui", `{"threadId":"th-c","runId":"run-codex-acp-1","messages":[{"id":"u1","role":"user","content":"get the change reviewed"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`)
 	if err := aguiverify.VerifyReader(strings.NewReader(string(body))); err != nil {
 		t.Fatalf("invalid AG-UI stream: %v\n%s", err, body)
 	}

@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
-	"github.com/seed0634/agentadaptor/internal/realcli"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/realcli"
+
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 )
 
 // The real Gemini CLI 0.61.0 (gemini --experimental-acp) as the parent of
@@ -63,7 +65,7 @@ func TestServeGeminiParentDelegates(t *testing.T) {
 		_ = h.Shutdown(ctx)
 		srv.Close()
 	})
-	body := postRun(t, srv.URL+"/agui", `{"threadId":"th-g","runId":"run-gemini-1","messages":[{"id":"u1","role":"user","content":"get the change reviewed"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`)
+	body := ssetest.PostAll(t.Context(), t, srv.URL+"/agui", `{"threadId":"th-g","runId":"run-gemini-1","messages":[{"id":"u1","role":"user","content":"get the change reviewed"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`)
 	if err := aguiverify.VerifyReader(strings.NewReader(string(body))); err != nil {
 		t.Fatalf("invalid AG-UI stream: %v\n%s", err, body)
 	}

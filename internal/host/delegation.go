@@ -17,7 +17,8 @@ import (
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
-	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 //go:embed demo/research.yaml
@@ -68,7 +69,7 @@ func registrySpecs(agents []hostconfig.Agent) []registry.RemoteAgentSpec {
 			Shortcut: a.Shortcut, FetchCard: a.FetchCard, InterfaceOrigins: a.InterfaceOrigins, Policy: p, Provenance: registry.ProvenanceHost,
 		}
 		if au := a.Auth; au != nil {
-			spec.Auth = &remote.Auth{Scheme: remote.AuthScheme(au.Scheme), TokenRef: au.TokenRef, Header: au.Header,
+			spec.Auth = &credentials.Auth{Scheme: credentials.Scheme(au.Scheme), TokenRef: au.TokenRef, Header: au.Header,
 				ClientID: au.ClientID, ClientSecretRef: au.ClientSecretRef, TokenURL: au.TokenURL, Scopes: au.Scopes}
 		}
 		specs = append(specs, spec)

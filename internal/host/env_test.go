@@ -16,7 +16,7 @@ import (
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
-	"github.com/seed0634/agentadaptor/internal/shellagent"
+	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
 )
 
 // procEnviron reads a live process's environment as the kernel holds it.

@@ -11,16 +11,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
+	"go.uber.org/goleak"
+
 	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
-	"go.uber.org/goleak"
+
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 )
 
 func TestMain(m *testing.M) {
@@ -45,17 +47,8 @@ func newHost(t *testing.T, cfg *hostconfig.Config) (*host.Host, *httptest.Server
 	return h, srv
 }
 
-func post(t *testing.T, url, body string) *http.Response {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
+// post starts a run as an AG-UI client does.
+var post = ssetest.Post
 
 const input = `{"threadId":"thread-1","runId":"run-client-1","messages":[{"id":"u1","role":"user","content":"hello"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/conntest"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/testkit/conntest"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation/mcptool"
 )

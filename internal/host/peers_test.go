@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 )
 
 // Delegations to real, independent agents as remotes, offline

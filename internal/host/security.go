@@ -11,10 +11,10 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/authref"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/httpguard"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
 	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
@@ -41,13 +41,12 @@ func isLoopbackAddr(addr string) bool {
 // resolveTokens reads the principals' tokens from their auth references.
 func resolveTokens(tokens []hostconfig.Token) (map[string]string, error) {
 	out := map[string]string{}
-	scope := authref.NewScope("auth", nil)
 	for i, t := range tokens {
-		c, err := scope.Resolve(t.TokenRef)
+		c, err := credentials.Resolve(t.TokenRef)
 		if err != nil {
 			return nil, fmt.Errorf("auth.tokens[%d] (%s): %w", i, t.Name, err)
 		}
-		out[t.Name] = authref.Secret(c)
+		out[t.Name] = credentials.Secret(c)
 	}
 	return out, nil
 }
