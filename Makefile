@@ -31,7 +31,7 @@ fuzz:
 # scratch copy, the listed packages' tests must fail. Ends with "killed K/N".
 # ARGS passes flags, e.g. `make mutate ARGS="-only bus-"` or ARGS=-check.
 mutate:
-	$(GO) run ./internal/mutate $(ARGS)
+	$(GO) run ./internal/tools/mutate $(ARGS)
 
 # The web UI: rebuild the committed bundle (needs npm), run its unit tests,
 # and check that the committed bundle matches its sources.

@@ -14,8 +14,10 @@ import (
 	"go.uber.org/goleak"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/shellagent"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
+
+	"github.com/seed0634/agentadaptor/pkg/adapters/adaptertest"
 )
 
 // readyLine is what the children of these tests print once their SIGINT
@@ -97,7 +99,7 @@ func TestRunCancellingComesBeforeTheChildExits(t *testing.T) {
 	if err := h.Cancel(ctx); err != nil {
 		t.Fatal(err)
 	}
-	collect(ctx, t, h)
+	adaptertest.Collect(ctx, t, h)
 	res, _ := h.Wait(ctx)
 	if res.Status != agentadaptor.StatusCancelled {
 		t.Fatalf("status %s: %v", res.Status, res.Failure)
@@ -157,7 +159,7 @@ func TestCancelGivesTheChildItsGrace(t *testing.T) {
 	if err := <-cancelled; err != nil {
 		t.Fatal(err)
 	}
-	collect(ctx, t, h)
+	adaptertest.Collect(ctx, t, h)
 	res, _ := h.Wait(ctx)
 	b, _ := os.ReadFile(marker)
 	if got := string(b); got != "interrupted\ncleaned-up\n" {

@@ -17,7 +17,9 @@ import (
 	"go.uber.org/goleak"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
+
+	"github.com/seed0634/agentadaptor/pkg/adapters/adaptertest"
 )
 
 // talker is a test adapter whose child is a /bin/sh script that the run
@@ -140,7 +142,7 @@ func TestConversationCompletes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps := collect(ctx, t, h)
+	ps := adaptertest.Collect(ctx, t, h)
 	res, _ := h.Wait(ctx)
 	if res.Status != agentadaptor.StatusCompleted || res.Output != "hi" || res.SessionID != "talk-session" {
 		t.Fatalf("result %s %q %q %v", res.Status, res.Output, res.SessionID, res.Failure)
@@ -204,7 +206,7 @@ func TestConversationInterruptThenSignals(t *testing.T) {
 	if err := h.Cancel(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rest := collect(ctx, t, h)
+	rest := adaptertest.Collect(ctx, t, h)
 	res, _ := h.Wait(ctx)
 	if res.Status != agentadaptor.StatusCancelled || rest[len(rest)-1].Kind != agentadaptor.KindRunCancelled {
 		t.Fatalf("status %s, last %v", res.Status, rest[len(rest)-1].Kind)
@@ -277,7 +279,7 @@ func TestConversationLineLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps := collect(ctx, t, h)
+	ps := adaptertest.Collect(ctx, t, h)
 	res, _ := h.Wait(ctx)
 	if res.Status != agentadaptor.StatusCompleted || res.Output != "hi" {
 		t.Fatalf("status %s output %q", res.Status, res.Output)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/shellagent"
+	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
 )
 
 // needy is a shell adapter that declares host variables its CLI needs.

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/shellagent"
+	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
 )
 
-// shell returns the test adapter of these tests (internal/shellagent): a
+// shell returns the test adapter of these tests (internal/testkit/shellagent): a
 // /bin/sh script whose stdout lines are StreamPayload JSON (or anything
 // else, which the parser rejects). It lets the core tests drive process
 // supervision without a real CLI. Its runs report the session
@@ -39,22 +39,6 @@ func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-func collect(ctx context.Context, t testing.TB, h *agentadaptor.RunHandle) []agentadaptor.StreamPayload {
-	t.Helper()
-	var out []agentadaptor.StreamPayload
-	for {
-		select {
-		case p, ok := <-h.StreamEvents():
-			if !ok {
-				return out
-			}
-			out = append(out, p)
-		case <-ctx.Done():
-			t.Fatalf("stream did not close: %v", ctx.Err())
-		}
-	}
 }
 
 func kinds(ps []agentadaptor.StreamPayload) []string {

@@ -11,7 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/shellagent"
+	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
 )
 
 func TestMCPServerSpecValidate(t *testing.T) {
@@ -345,5 +345,48 @@ func TestRunCancelObserverHearsCancelBeforeTheChildExits(t *testing.T) {
 	defer obs.mu.Unlock()
 	if strings.Join(obs.events, ",") != "cancelling,released" {
 		t.Fatalf("events %v, want cancelling then released", obs.events)
+	}
+}
+
+// deadlineService records the deadline of the context Release gets.
+type deadlineService struct {
+	mu       sync.Mutex
+	deadline time.Time
+	released bool
+}
+
+func (s *deadlineService) Ensure(context.Context, agentadaptor.RuntimeServiceRequest) (agentadaptor.RuntimeService, error) {
+	return s, nil
+}
+func (s *deadlineService) Ref() agentadaptor.RuntimeServiceRef {
+	return agentadaptor.RuntimeServiceRef{ID: "svc"}
+}
+func (s *deadlineService) Release(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deadline, _ = ctx.Deadline()
+	s.released = true
+	return nil
+}
+
+// TestReleaseTimeout checks that WithReleaseTimeout sets the bound on
+// releasing a run's runtime services: Release gets a context whose deadline
+// is that far away (DefaultReleaseTimeout, 10s, without the option).
+func TestReleaseTimeout(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	svc := &deadlineService{}
+	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(shell(`true`)), agentadaptor.WithReleaseTimeout(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := sdk.Run(testCtx(t), "x", agentadaptor.WithRuntimeServices(svc)); err != nil {
+		t.Fatal(err)
+	}
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	// An hour against 10s: no scheduling delay comes near the difference.
+	if !svc.released || svc.deadline.Sub(start) < 30*time.Minute {
+		t.Fatalf("released %v with a deadline %v after the start, want about an hour", svc.released, svc.deadline.Sub(start))
 	}
 }

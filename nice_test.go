@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/shellagent"
+	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
 )
 
 // statNice returns the nice value (field 19) of a /proc/.../stat line.

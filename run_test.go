@@ -15,7 +15,9 @@ import (
 	"go.uber.org/goleak"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
+
+	"github.com/seed0634/agentadaptor/pkg/adapters/adaptertest"
 )
 
 func TestRunCompletesWithOrderedStream(t *testing.T) {
@@ -26,7 +28,7 @@ func TestRunCompletesWithOrderedStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps := collect(ctx, t, h)
+	ps := adaptertest.Collect(ctx, t, h)
 	want := []string{"run.started", "text.start", "text.delta", "text.end", "run.finished"}
 	if got := kinds(ps); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("kinds = %v, want %v", got, want)
@@ -81,7 +83,7 @@ func TestRunStatuses(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			ps := collect(ctx, t, h)
+			ps := adaptertest.Collect(ctx, t, h)
 			res, _ := h.Wait(ctx)
 			if res.Status != tt.status {
 				t.Fatalf("status %s (%v), want %s", res.Status, res.Failure, tt.status)
@@ -149,7 +151,7 @@ func TestCancelKillsWholeProcessGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.WaitUntil(t, "grandchild to be gone", func() bool { return !alive(pid) })
-	collect(ctx, t, h)
+	adaptertest.Collect(ctx, t, h)
 }
 
 func TestLingeringGrandchildIsReapedAfterNormalExit(t *testing.T) {
@@ -186,7 +188,7 @@ func TestOutputLineHandling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps := collect(ctx, t, h)
+	ps := adaptertest.Collect(ctx, t, h)
 	var diags []string
 	sawText := false
 	for _, p := range ps {
@@ -236,7 +238,7 @@ func TestSlowConsumerDropsOnlyDeltas(t *testing.T) {
 	if _, err := h.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ps := collect(ctx, t, h)
+	ps := adaptertest.Collect(ctx, t, h)
 	dropped, deltas := 0, 0
 	seen := map[agentadaptor.StreamKind]bool{}
 	for _, p := range ps {
@@ -275,7 +277,7 @@ func TestAbandonedConsumerDoesNotLeak(t *testing.T) {
 	// Nobody reads: after the linger the stream gives up on the rest,
 	// closes the channel and its goroutine ends.
 	testenv.WaitUntil(t, "the abandoned stream's goroutine to end", func() bool { return goleak.Find() == nil })
-	ps := collect(ctx, t, h)
+	ps := adaptertest.Collect(ctx, t, h)
 	if len(ps) >= 202 || len(ps) > 0 && ps[len(ps)-1].Kind.Terminal() {
 		t.Fatalf("got %d payloads ending with %s; want the channel closed early, without the terminal", len(ps), ps[len(ps)-1].Kind)
 	}
@@ -291,7 +293,7 @@ func TestHardCapKeepsTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Wait(ctx)
-	ps := collect(ctx, t, h)
+	ps := adaptertest.Collect(ctx, t, h)
 	// Bound: the hard cap, the channel's buffer (64) and one payload in
 	// hand, a drop marker and the terminal.
 	if len(ps) > 100+64+1+2 {
@@ -318,7 +320,7 @@ func TestConcurrentRuns(t *testing.T) {
 			if _, dup := ids.LoadOrStore(h.RunID(), true); dup {
 				t.Errorf("duplicate run id %s", h.RunID())
 			}
-			ps := collect(ctx, t, h)
+			ps := adaptertest.Collect(ctx, t, h)
 			for _, p := range ps {
 				if p.RunID != h.RunID() {
 					t.Errorf("cross-talk: %s in %s", p.RunID, h.RunID())

@@ -10,6 +10,8 @@ import (
 	"go.uber.org/goleak"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
+
+	"github.com/seed0634/agentadaptor/pkg/adapters/adaptertest"
 )
 
 // tokenSpy is a runtime service that keeps the run token the SDK allocated.
@@ -45,7 +47,7 @@ func TestChildEchoingItsRunTokenIsRedacted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps := collect(ctx, t, h)
+	ps := adaptertest.Collect(ctx, t, h)
 	res, _ := h.Wait(ctx)
 	spy.mu.Lock()
 	token := spy.token

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/seed0634/agentadaptor/internal/benche2e"
+	"github.com/seed0634/agentadaptor/internal/tools/relaybench"
 )
 
-func main() { os.Exit(benche2e.Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { os.Exit(relaybench.Main(os.Args[1:], os.Stdout, os.Stderr)) }

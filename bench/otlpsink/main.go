@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/otlpsink"
+	"github.com/seed0634/agentadaptor/internal/testkit/otlpsink"
 )
 
 func main() {

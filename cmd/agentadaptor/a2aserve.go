@@ -12,10 +12,10 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/authref"
 	"github.com/seed0634/agentadaptor/internal/httpguard"
 	"github.com/seed0634/agentadaptor/internal/telemetry"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 	"github.com/seed0634/agentadaptor/pkg/host"
 	"google.golang.org/grpc"
 )
@@ -270,20 +270,19 @@ func resolveAuthTokens(refs []string) (map[string]string, error) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
-	scope := authref.NewScope("--auth-token", nil)
 	tokens := map[string]string{}
 	for _, ref := range refs {
-		if !strings.HasPrefix(ref, "env:") && !strings.HasPrefix(ref, "file:") {
+		if !credentials.IsRef(ref) {
 			return nil, errors.New("--auth-token takes a reference, env:NAME or file:/path, never the token itself (argv is visible to every user)")
 		}
-		cred, err := scope.Resolve(ref)
+		cred, err := credentials.Resolve(ref)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--auth-token: %w", err)
 		}
 		if _, dup := tokens[ref]; dup {
 			return nil, fmt.Errorf("--auth-token %s is given twice", ref)
 		}
-		tokens[ref] = authref.Secret(cred)
+		tokens[ref] = credentials.Secret(cred)
 	}
 	return tokens, nil
 }

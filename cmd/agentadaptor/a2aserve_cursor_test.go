@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 )
 
 // fakeCursor writes an executable that stands in for the Cursor CLI (not

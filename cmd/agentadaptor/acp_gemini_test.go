@@ -2,19 +2,20 @@ package main
 
 import (
 	"context"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/hostyaml"
-	"github.com/seed0634/agentadaptor/internal/realcli"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/hosttest"
+	"github.com/seed0634/agentadaptor/internal/testkit/realcli"
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 )
 
 // The real Gemini CLI 0.61.0 (gemini --experimental-acp) as the parent of
@@ -56,14 +57,8 @@ func TestServeGeminiParentDelegates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = h.Shutdown(ctx)
-		srv.Close()
-	})
-	body := postRun(t, srv.URL+"/agui", `{"threadId":"th-g","runId":"run-gemini-1","messages":[{"id":"u1","role":"user","content":"get the change reviewed"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`)
+	srv := hosttest.Serve(t, h)
+	body := ssetest.PostAll(t.Context(), t, srv.URL+"/agui", `{"threadId":"th-g","runId":"run-gemini-1","messages":[{"id":"u1","role":"user","content":"get the change reviewed"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`)
 	if err := aguiverify.VerifyReader(strings.NewReader(string(body))); err != nil {
 		t.Fatalf("invalid AG-UI stream: %v\n%s", err, body)
 	}

@@ -5,20 +5,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
-	"github.com/seed0634/agentadaptor/internal/fakeacp"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/hostyaml"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakeacp"
+	"github.com/seed0634/agentadaptor/internal/testkit/hosttest"
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 )
 
 // `agentadaptor run --adapter acp --binary PATH --arg ...` drives an ACP
@@ -96,14 +94,8 @@ func TestServeACPParentDelegates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := httptest.NewServer(h.Handler())
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				_ = h.Shutdown(ctx)
-				srv.Close()
-			})
-			body := postRun(t, srv.URL+"/agui", `{"threadId":"th-1","runId":"run-acp-1","messages":[{"id":"u1","role":"user","content":"get it reviewed"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`)
+			srv := hosttest.Serve(t, h)
+			body := ssetest.PostAll(t.Context(), t, srv.URL+"/agui", `{"threadId":"th-1","runId":"run-acp-1","messages":[{"id":"u1","role":"user","content":"get it reviewed"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`)
 			if err := aguiverify.VerifyReader(bytes.NewReader(body)); err != nil {
 				t.Fatalf("invalid AG-UI stream: %v\n%s", err, body)
 			}
@@ -122,23 +114,6 @@ func TestServeACPParentDelegates(t *testing.T) {
 			}
 		})
 	}
-}
-
-func postRun(t *testing.T, url, body string) []byte {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("POST /agui: %d %s", resp.StatusCode, out)
-	}
-	return out
 }
 
 // sseEvent is one AG-UI event of a stream.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed0634/agentadaptor/internal/conntest"
+	"github.com/seed0634/agentadaptor/internal/testkit/conntest"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
 )

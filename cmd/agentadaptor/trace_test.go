@@ -21,7 +21,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/seed0634/agentadaptor/internal/otlpsink"
+	"github.com/seed0634/agentadaptor/internal/testkit/otlpsink"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 )
 

@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
-	"github.com/seed0634/agentadaptor/internal/natstest"
-	"github.com/seed0634/agentadaptor/internal/ssetest"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 )
 
 // clusterConfig writes replica's config: the delegating parent, lease,

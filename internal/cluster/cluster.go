@@ -20,6 +20,8 @@ import (
 
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
 	"github.com/seed0634/agentadaptor/pkg/delegation/audit"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // Defaults of Config.
@@ -296,9 +298,9 @@ func (c *Cluster) provision(ctx context.Context) error {
 // user nkey seed alone (a server whose authorization lists the user's
 // public nkey, as the README's nats-server configuration does).
 func credsOption(ref string) (nats.Option, error) {
-	content, err := resolveDocument(ref)
+	content, err := credentials.ReadDocument(ref)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cluster: creds_ref: %w", err)
 	}
 	if jwt, err := nkeys.ParseDecoratedJWT(content); err == nil && !bytes.Equal(bytes.TrimSpace(content), []byte(jwt)) {
 		kp, err := nkeys.ParseDecoratedNKey(content)
@@ -320,37 +322,6 @@ func credsOption(ref string) (nats.Option, error) {
 		return nil, fmt.Errorf("cluster: creds_ref %s: the nkey seed is not a user's (SU...)", ref)
 	}
 	return nats.Nkey(pub, kp.Sign), nil
-}
-
-// resolveDocument reads a multi-line secret (a .creds file) by reference:
-// env:NAME or file:/path. Errors name the reference, never the content.
-func resolveDocument(ref string) ([]byte, error) {
-	scheme, rest, _ := strings.Cut(ref, ":")
-	var content []byte
-	switch scheme {
-	case "env":
-		v, ok := os.LookupEnv(rest)
-		if !ok {
-			return nil, fmt.Errorf("cluster: creds_ref %s: the environment variable is not set", ref)
-		}
-		content = []byte(v)
-	case "file":
-		b, err := os.ReadFile(rest)
-		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return nil, fmt.Errorf("cluster: creds_ref %s: the file cannot be read: %w", ref, err)
-		}
-		content = b
-	default:
-		return nil, fmt.Errorf("cluster: creds_ref %s: use env:NAME or file:/path", ref)
-	}
-	if len(bytes.TrimSpace(content)) == 0 {
-		return nil, fmt.Errorf("cluster: creds_ref %s is empty", ref)
-	}
-	return content, nil
 }
 
 // redactURL drops any userinfo from a (list of) NATS URL(s).

@@ -18,12 +18,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/ssetest"
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
-	"github.com/seed0634/agentadaptor/internal/natstest"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 )
 
 // binary is `agentadaptor`, built once for these tests.
@@ -152,9 +152,7 @@ func threadBody(runID string) string {
 }
 
 func post(t *testing.T, base, runID string) *ssetest.Reader {
-	req, _ := http.NewRequest(http.MethodPost, base+"/agui", strings.NewReader(threadBody(runID)))
-	req.Header.Set("Content-Type", "application/json")
-	return ssetest.Open(t, req)
+	return ssetest.Open(t, ssetest.PostRequest(t.Context(), t, base+"/agui", threadBody(runID)))
 }
 
 func get(t *testing.T, url string, header ...string) (int, string) {

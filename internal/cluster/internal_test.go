@@ -11,7 +11,7 @@ import (
 
 	"github.com/nats-io/nkeys"
 
-	"github.com/seed0634/agentadaptor/internal/natstest"
+	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/artifact"
 	"github.com/seed0634/agentadaptor/pkg/delegation/audit"

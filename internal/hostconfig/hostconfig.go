@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // Config is the host configuration file.
@@ -122,7 +124,7 @@ func (c *Cluster) validate() error {
 	if c.Lease < Duration(time.Second) {
 		return &Error{Field: "cluster.lease", Reason: "must be at least 1s"}
 	}
-	if c.CredsRef != "" && (!strings.HasPrefix(c.CredsRef, "env:") && !strings.HasPrefix(c.CredsRef, "file:") || len(c.CredsRef) <= len("env:")) {
+	if c.CredsRef != "" && !credentials.IsRef(c.CredsRef) {
 		return &Error{Field: "cluster.creds_ref", Reason: "must be env:NAME or file:/path (never the credentials themselves)"}
 	}
 	return nil
@@ -313,15 +315,11 @@ func validateAuth(a *Agent, f func(string) string) error {
 	bad := func(field, format string, args ...any) error {
 		return &Error{Field: f("auth." + field), Reason: fmt.Sprintf(format, args...)}
 	}
-	isRef := func(ref string) bool {
-		scheme, rest, ok := strings.Cut(ref, ":")
-		return ok && rest != "" && (scheme == "env" || scheme == "file")
-	}
 	ref := func(field, v string) error {
 		switch {
 		case v == "":
 			return bad(field, "is required for scheme %s", au.Scheme)
-		case !isRef(v):
+		case !credentials.IsRef(v):
 			return bad(field, "must be env:NAME or file:/path (never the secret itself)")
 		}
 		return nil
@@ -554,7 +552,7 @@ func (c *Config) Validate() error {
 			return &Error{Field: f("name"), Reason: fmt.Sprintf("duplicate principal %q", tk.Name)}
 		}
 		names[tk.Name] = true
-		if !strings.HasPrefix(tk.TokenRef, "env:") && !strings.HasPrefix(tk.TokenRef, "file:") || len(tk.TokenRef) <= len("env:") {
+		if !credentials.IsRef(tk.TokenRef) {
 			return &Error{Field: f("token_ref"), Reason: "must be env:NAME or file:/path (never the token itself)"}
 		}
 	}
@@ -590,7 +588,7 @@ func (c *Config) Validate() error {
 		if a.Protocol == "agui" && a.EndpointURL == "" {
 			return &Error{Field: f("endpoint_url"), Reason: "an agui agent needs endpoint_url"}
 		}
-		if a.AuthRef != "" && !strings.HasPrefix(a.AuthRef, "env:") && !strings.HasPrefix(a.AuthRef, "file:") {
+		if a.AuthRef != "" && !credentials.IsRef(a.AuthRef) {
 			return &Error{Field: f("auth_ref"), Reason: "must be env:NAME or file:/path (never the secret itself)"}
 		}
 		if a.Auth != nil {

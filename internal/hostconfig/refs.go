@@ -1,12 +1,10 @@
 package hostconfig
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // Ref is one auth reference of a configuration: where it is and what it
@@ -63,50 +61,16 @@ func (c *Config) SecretEnv() []string {
 // resolved is not kept (each use resolves again, so a rotated file is read
 // anew).
 func (c *Config) ResolveRefs() error {
-	scope := authref.NewScope("", nil)
 	for _, r := range c.Refs() {
 		var err error
 		if r.Multiline {
-			err = checkMultilineRef(r.Ref)
+			_, err = credentials.ReadDocument(r.Ref)
 		} else {
-			_, err = scope.Resolve(r.Ref)
+			_, err = credentials.Resolve(r.Ref)
 		}
 		if err != nil {
 			return &Error{Field: r.Field, Reason: err.Error()}
 		}
-	}
-	return nil
-}
-
-// checkMultilineRef checks that a multi-line reference (NATS credentials)
-// names a set, non-empty variable or a readable, non-empty file.
-func checkMultilineRef(ref string) error {
-	scheme, rest, _ := strings.Cut(ref, ":")
-	fail := func(problem string) error { return fmt.Errorf("auth reference %q: %s", ref, problem) }
-	switch scheme {
-	case "env":
-		v, set := os.LookupEnv(rest)
-		if !set {
-			return fail("environment variable " + rest + " is not set; export it before starting the host")
-		}
-		if strings.TrimSpace(v) == "" {
-			return fail("environment variable " + rest + " is empty")
-		}
-	case "file":
-		b, err := os.ReadFile(rest)
-		if err != nil {
-			reason := "cannot be read"
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				reason += ": " + pe.Err.Error()
-			}
-			return fail("file " + reason)
-		}
-		if strings.TrimSpace(string(b)) == "" {
-			return fail("file is empty")
-		}
-	default:
-		return fail(`expected "env:NAME" or "file:/path"`)
 	}
 	return nil
 }

@@ -12,12 +12,11 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/authref"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 	"github.com/seed0634/agentadaptor/pkg/delegation/audit"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
-	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
 	"github.com/seed0634/agentadaptor/pkg/host"
 )
 
@@ -184,13 +183,12 @@ func newParent(p hostconfig.Parent, opts Options) (agentadaptor.Adapter, error) 
 // resolveTokens reads the principals' tokens from their auth references.
 func resolveTokens(tokens []hostconfig.Token) (map[string]string, error) {
 	out := map[string]string{}
-	scope := authref.NewScope("auth", nil)
 	for i, t := range tokens {
-		c, err := scope.Resolve(t.TokenRef)
+		c, err := credentials.Resolve(t.TokenRef)
 		if err != nil {
 			return nil, fmt.Errorf("auth.tokens[%d] (%s): %w", i, t.Name, err)
 		}
-		out[t.Name] = authref.Secret(c)
+		out[t.Name] = credentials.Secret(c)
 	}
 	return out, nil
 }
@@ -240,7 +238,7 @@ func registrySpecs(agents []hostconfig.Agent) []registry.RemoteAgentSpec {
 			Shortcut: a.Shortcut, FetchCard: a.FetchCard, InterfaceOrigins: a.InterfaceOrigins, Policy: p, Provenance: registry.ProvenanceHost,
 		}
 		if au := a.Auth; au != nil {
-			spec.Auth = &remote.Auth{Scheme: remote.AuthScheme(au.Scheme), TokenRef: au.TokenRef, Header: au.Header,
+			spec.Auth = &credentials.Auth{Scheme: credentials.Scheme(au.Scheme), TokenRef: au.TokenRef, Header: au.Header,
 				ClientID: au.ClientID, ClientSecretRef: au.ClientSecretRef, TokenURL: au.TokenURL, Scopes: au.Scopes}
 		}
 		specs = append(specs, spec)

@@ -7,6 +7,8 @@ import (
 	"github.com/seed0634/agentadaptor/pkg/delegation/a2aremote"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
 	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // The host configuration's input-required settings reach the registry:
@@ -39,7 +41,7 @@ func TestRegistrySpecsAuth(t *testing.T) {
 	specs := registrySpecs([]hostconfig.Agent{{Key: "oauth", Protocol: "a2a", AgentCardURL: "https://agents.example/card",
 		Auth: &hostconfig.AgentAuth{Scheme: "oauth2", ClientID: "agentadaptor", ClientSecretRef: "env:S", Scopes: []string{"a2a.invoke"}}}})
 	a := specs[0].Auth
-	if a == nil || a.Scheme != remote.AuthOAuth2 || a.ClientID != "agentadaptor" || a.ClientSecretRef != "env:S" || len(a.Scopes) != 1 || specs[0].AuthRef != "" {
+	if a == nil || a.Scheme != credentials.SchemeOAuth2 || a.ClientID != "agentadaptor" || a.ClientSecretRef != "env:S" || len(a.Scopes) != 1 || specs[0].AuthRef != "" {
 		t.Fatalf("auth %+v", a)
 	}
 	if _, err := registry.New(registry.Options{Connectors: []remote.Connector{a2aremote.New(a2aremote.Options{})}}, specs...); err != nil {

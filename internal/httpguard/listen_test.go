@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/seed0634/agentadaptor/internal/conntest"
 	"github.com/seed0634/agentadaptor/internal/httpguard"
+	"github.com/seed0634/agentadaptor/internal/testkit/conntest"
 )
 
 // counting records how many accepted connections are open at once.

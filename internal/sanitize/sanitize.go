@@ -4,7 +4,7 @@
 // total: it never fails and never panics, whatever the input.
 //
 // It must not know any protocol or hold secrets: redaction of known secrets
-// is internal/authref's job and happens before sanitizing.
+// is pkg/credentials's job and happens before sanitizing.
 package sanitize
 
 import (

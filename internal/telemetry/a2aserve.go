@@ -62,9 +62,6 @@ func NewA2AServe(tracing *Tracing) *A2AServe {
 // MetricsHandler serves a2a serve's metrics (GET /metrics).
 func (a *A2AServe) MetricsHandler() http.Handler { return metricsHandler(a.reg) }
 
-// Registry returns a2a serve's metrics registry.
-func (a *A2AServe) Registry() *prometheus.Registry { return a.reg }
-
 // binding names the A2A binding a request path is for (a bounded label).
 func binding(path string) string {
 	switch {

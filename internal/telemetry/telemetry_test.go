@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/seed0634/agentadaptor/internal/otlpsink"
+	"github.com/seed0634/agentadaptor/internal/testkit/otlpsink"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
 )
 

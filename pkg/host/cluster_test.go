@@ -15,13 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/ssetest"
-
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/hostyaml"
-	"github.com/seed0634/agentadaptor/internal/natstest"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 	"github.com/seed0634/agentadaptor/pkg/host"
 	"go.uber.org/goleak"
 )
@@ -44,9 +43,7 @@ func replicaConfig(t *testing.T, ns *natstest.Server, replica string, remote *fa
 }
 
 func postRun(t *testing.T, base, runID string) *ssetest.Reader {
-	req, _ := http.NewRequest(http.MethodPost, base+"/agui", strings.NewReader(threadBody(runID)))
-	req.Header.Set("Content-Type", "application/json")
-	return ssetest.Open(t, req)
+	return ssetest.Open(t, ssetest.PostRequest(t.Context(), t, base+"/agui", threadBody(runID)))
 }
 
 // threadBody is a run's input on its own chat thread.

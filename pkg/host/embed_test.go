@@ -19,8 +19,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.uber.org/goleak"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/hosttest"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	"github.com/seed0634/agentadaptor/pkg/delegation/audit"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
@@ -40,14 +41,7 @@ func goHost(t *testing.T, cfg host.Config, steps string) (*host.Host, *httptest.
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = h.Shutdown(ctx)
-		srv.Close()
-		http.DefaultClient.CloseIdleConnections()
-	})
+	srv := hosttest.Serve(t, h)
 	return h, srv
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,7 +15,8 @@ import (
 	agentadaptor "github.com/seed0634/agentadaptor"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/hostyaml"
-	"github.com/seed0634/agentadaptor/internal/shellagent"
+	"github.com/seed0634/agentadaptor/internal/testkit/hosttest"
+	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
 )
 
 // procEnviron reads a live process's environment as the kernel holds it.
@@ -108,13 +108,7 @@ func TestParentEnvironmentHoldsNoHostSecret(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := httptest.NewServer(h.Handler())
-			defer func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				_ = h.Shutdown(ctx)
-				srv.Close()
-			}()
+			srv := hosttest.Serve(t, h)
 			done := make(chan string, 1)
 			go func() {
 				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/agui", strings.NewReader(runBody("env-1")))

@@ -12,8 +12,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 )
 
 // chatTurn posts one message of thread to base's /agui (with header) and
@@ -85,7 +85,7 @@ func exampleConfig(t *testing.T, name string) *hostconfig.Config {
 // that: remote URLs point at loopback test agents, and the real Claude Code
 // parent of networked-host.yaml is the demo's scripted parent.
 // claude-parent.yaml and codex-parent.yaml are the real CLIs with only a
-// remote agent: internal/realmode drives real CLIs as parents.
+// remote agent: internal/e2e/realclis drives real CLIs as parents.
 func TestExampleConfigsAnswerEveryMessage(t *testing.T) {
 	t.Setenv("MY_AGENT_TOKEN", "my-agent-token-0123456789")
 	t.Setenv("ALICE_TOKEN", "alice-token-0123456789abcdef")

@@ -11,15 +11,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/seed0634/agentadaptor/examples/streaming-chat-copilotkit/web"
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/hostyaml"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/hosttest"
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	"github.com/seed0634/agentadaptor/pkg/host"
 	"go.uber.org/goleak"
@@ -36,28 +37,12 @@ func newHost(t *testing.T, cfg *hostconfig.Config) (*host.Host, *httptest.Server
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = h.Shutdown(ctx)
-		srv.Close()
-		http.DefaultClient.CloseIdleConnections()
-	})
+	srv := hosttest.Serve(t, h)
 	return h, srv
 }
 
-func post(t *testing.T, url, body string) *http.Response {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
+// post starts a run as an AG-UI client does.
+var post = ssetest.Post
 
 const input = `{"threadId":"thread-1","runId":"run-client-1","messages":[{"id":"u1","role":"user","content":"hello"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`
 

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/conntest"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/hostyaml"
+	"github.com/seed0634/agentadaptor/internal/testkit/conntest"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation/mcptool"
 	"github.com/seed0634/agentadaptor/pkg/host"

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	"go.uber.org/goleak"
 )
 

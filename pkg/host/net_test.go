@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 )
 
 func netListen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 )
 
 // Delegations to real, independent agents as remotes, offline
@@ -59,10 +59,10 @@ func (s *syncBuf) String() string {
 // waits until a stdout or stderr line matches ready (whose first submatch
 // it returns). It is stopped (stdin closed, then killed) when the test
 // ends. Without node or pkg it skips, or fails under CI=true.
-func startNode(t *testing.T, pkg string, ready *regexp.Regexp, env []string, args ...string) (string, *nodeProcess) {
+func startNode(t *testing.T, pkgs []string, ready *regexp.Regexp, env []string, args ...string) (string, *nodeProcess) {
 	t.Helper()
-	root, err := testenv.NodePackages(pkg)
-	testenv.Require(t, "node and "+pkg, err)
+	root, err := testenv.NodePackages(pkgs...)
+	testenv.Require(t, "node and "+strings.Join(pkgs, ", "), err)
 	cmd := exec.Command("node", args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), env...)
@@ -199,7 +199,7 @@ func readUntil(t *testing.T, r io.Reader, marker string) []byte {
 }
 
 func TestDelegationToAnAGUIAgentOfTheOfficialPackages(t *testing.T) {
-	endpoint, agent := startNode(t, "@ag-ui/encoder", regexp.MustCompile(`"url":"([^"]+)"`), nil, "tests/node/agui-encoder-agent.mjs")
+	endpoint, agent := startNode(t, testenv.ScriptPackages("agui-encoder-agent.mjs"), regexp.MustCompile(`"url":"([^"]+)"`), nil, "tests/node/agui-encoder-agent.mjs")
 	_, srv := newHost(t, &hostconfig.Config{
 		Parent: hostconfig.Parent{Adapter: "scripted", Scenario: peerParent(t, "encoder", "summary")},
 		Agents: []hostconfig.Agent{{Key: "encoder", DisplayName: "Encoder agent", Protocol: "agui", EndpointURL: endpoint}},
@@ -256,7 +256,7 @@ func TestDelegationToGeminiCLIA2AServer(t *testing.T) {
 		fakemodel.Turn{Text: "never finished", Chunks: 2, Delay: time.Hour})
 	t.Cleanup(model.Close)
 	home, work := t.TempDir(), t.TempDir()
-	card, _ := startNode(t, "@google/gemini-cli-a2a-server", regexp.MustCompile(`Agent Card: (http://\S+)`),
+	card, _ := startNode(t, []string{"@google/gemini-cli-a2a-server"}, regexp.MustCompile(`Agent Card: (http://\S+)`),
 		[]string{"HOME=" + home, "GEMINI_API_KEY=fake-key", "GOOGLE_GEMINI_BASE_URL=" + model.URL,
 			"CODER_AGENT_WORKSPACE_PATH=" + work, "GEMINI_CLI_NO_RELAUNCH=true", "NO_COLOR=1"},
 		"node_modules/@google/gemini-cli-a2a-server/dist/a2a-server.mjs")

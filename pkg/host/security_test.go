@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/hostyaml"
+	"github.com/seed0634/agentadaptor/internal/testkit/hosttest"
 	"github.com/seed0634/agentadaptor/pkg/delegation/audit"
 	"github.com/seed0634/agentadaptor/pkg/host"
 )
@@ -228,13 +228,7 @@ func TestHealthzReportsAFailingAuditSink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h.Handler())
-	defer srv.Close()
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = h.Shutdown(ctx)
-	}()
+	srv := hosttest.Serve(t, h)
 	if code, _, body := request(t, nil, "GET", srv.URL+"/healthz", "", nil); code != 200 || !strings.Contains(body, `"degraded"`) {
 		t.Fatalf("healthz: %d %s", code, body)
 	}

@@ -49,7 +49,7 @@
 // stdin closes.
 //
 // --record DIR writes the wire traffic, byte for byte, for replay by Go tests
-// (internal/delegationtest/jsa2a.go): DIR/card.json and DIR/card-poll.json
+// (internal/testkit/delegationtest/jsa2a.go): DIR/card.json and DIR/card-poll.json
 // (the base URL replaced by {{BASE}}) and, per scenario ("generic", "ask",
 // "failed", "canceled", "poll", "early", "result"; a request about a task
 // belonging to its task's scenario), DIR/<scenario>/<NN>-<method>.request.json and

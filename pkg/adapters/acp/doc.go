@@ -2,7 +2,7 @@
 // JSON-RPC 2.0 over the agent's stdio), through the Go ACP SDK
 // (github.com/coder/acp-go-sdk). Checked against Gemini CLI 0.61.0
 // (`gemini --experimental-acp`), codex-acp 0.16.0 and the ACP conformance
-// agent internal/fakeacp. It owns the command
+// agent internal/testkit/fakeacp. It owns the command
 // line (the binary and Config.Args only), the conversation (initialize,
 // session/new or session/load, one session/prompt per run, session/cancel),
 // the MCP servers handed over in session/new, the permission policy and

@@ -8,14 +8,14 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/clie2e"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
-	"github.com/seed0634/agentadaptor/internal/realcli"
+	"github.com/seed0634/agentadaptor/internal/testkit/cliharness"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/realcli"
 	"github.com/seed0634/agentadaptor/pkg/adapters/acp"
 )
 
 // codex-acp 0.16.0 (@zed-industries/codex-acp, a native binary) over ACP,
-// offline, against the fake OpenAI Responses API (internal/fakemodel.OpenAI).
+// offline, against the fake OpenAI Responses API (internal/testkit/fakemodel.OpenAI).
 // What the binary does, measured:
 //   - it takes Codex's `-c key=value` overrides and no other flag; a model
 //     provider with env_key needs no authenticate call; the model catalog
@@ -34,7 +34,7 @@ import (
 //   - it does not exit when its stdin closes: every run ends with the
 //     SIGINT after the cancel grace, which it honours.
 type codexACPRig struct {
-	*clie2e.Rig
+	*cliharness.Rig
 	model *fakemodel.OpenAI
 	home  string
 }
@@ -53,7 +53,7 @@ func newCodexACP(t *testing.T, turns ...fakemodel.Turn) *codexACPRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &codexACPRig{model: model, home: home, Rig: clie2e.NewRig(t, a, map[string]string{"HOME": home, "CODEX_HOME": home, "FAKE_KEY": "test-key"})}
+	return &codexACPRig{model: model, home: home, Rig: cliharness.NewRig(t, a, map[string]string{"HOME": home, "CODEX_HOME": home, "FAKE_KEY": "test-key"})}
 }
 
 // argv finds the test's codex-acp process: the fake model's URL is on its
@@ -62,7 +62,7 @@ func (g *codexACPRig) argv(*agentadaptor.RunHandle) string { return g.model.URL 
 
 func TestCodexACPE2EPlain(t *testing.T) {
 	g := newCodexACP(t, fakemodel.Turn{Text: "Hello from the fake model.", Thinking: "pondering"})
-	ps, res := g.Completed(clie2e.Context(t), t, "say hello", agentadaptor.WithStreaming())
+	ps, res := g.Completed(cliharness.Context(t), t, "say hello", agentadaptor.WithStreaming())
 	if res.Output != "Hello from the fake model." || res.SessionID == "" {
 		t.Errorf("output %q session %q", res.Output, res.SessionID)
 	}
@@ -94,7 +94,7 @@ func TestCodexACPE2EMCPToolWithRunToken(t *testing.T) {
 		fakemodel.Turn{Text: "Let me check.", Tool: &fakemodel.ToolCall{Server: "e2e-tools", Tool: "echo", Args: map[string]any{"text": "ping"}, ID: "call_e2e_1"}},
 		fakemodel.Turn{Text: "The tool said {{result}}."},
 	)
-	ctx := clie2e.Context(t)
+	ctx := cliharness.Context(t)
 	run := g.RunTool(ctx, t, svc, "use the tool", "The tool said echo:ping.", g.argv, agentadaptor.WithStreaming())
 	var end *agentadaptor.StreamPayload
 	permitted := false
@@ -138,12 +138,12 @@ func TestCodexACPE2ECancelMidStream(t *testing.T) {
 			}
 		}
 	}
-	g.CancelMidStream(clie2e.Context(t), t, "talk slowly", midStream, g.argv, agentadaptor.WithStreaming())
+	g.CancelMidStream(cliharness.Context(t), t, "talk slowly", midStream, g.argv, agentadaptor.WithStreaming())
 }
 
 // A chat thread's second run loads the first run's session with
 // session/load: the model's last request holds the first turn.
 func TestCodexACPE2ESessionLoad(t *testing.T) {
 	g := newCodexACP(t, fakemodel.Turn{Text: "The first answer."}, fakemodel.Turn{Text: "The second answer."})
-	g.ResumeSession(clie2e.Context(t), t, &g.model.Server, "The first answer.")
+	g.ResumeSession(cliharness.Context(t), t, &g.model.Server, "The first answer.")
 }

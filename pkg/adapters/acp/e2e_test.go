@@ -8,14 +8,14 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/clie2e"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
-	"github.com/seed0634/agentadaptor/internal/realcli"
+	"github.com/seed0634/agentadaptor/internal/testkit/cliharness"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/realcli"
 	"github.com/seed0634/agentadaptor/pkg/adapters/acp"
 )
 
 // Gemini CLI 0.61.0 over ACP, offline, against the fake Gemini API
-// (internal/fakemodel.Gemini). What the binary does, measured:
+// (internal/testkit/fakemodel.Gemini). What the binary does, measured:
 //   - with GEMINI_API_KEY set it needs no authenticate call; initialize
 //     advertises loadSession and mcpCapabilities {http, sse};
 //   - it calls only the model endpoint under GOOGLE_GEMINI_BASE_URL:
@@ -33,7 +33,7 @@ import (
 //     the tool call by call order;
 //   - usage comes back in the prompt answer's _meta.quota.token_count.
 type geminiRig struct {
-	*clie2e.Rig
+	*cliharness.Rig
 	model *fakemodel.Gemini
 	home  string
 }
@@ -51,7 +51,7 @@ func newGemini(t *testing.T, turns ...fakemodel.Turn) *geminiRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &geminiRig{model: model, home: home, Rig: clie2e.NewRig(t, a, GeminiEnv(home, model.URL))}
+	return &geminiRig{model: model, home: home, Rig: cliharness.NewRig(t, a, GeminiEnv(home, model.URL))}
 }
 
 // GeminiEnv is the environment of an offline Gemini CLI.
@@ -75,7 +75,7 @@ func writeGeminiSettings(t *testing.T, home string) {
 
 func TestGeminiE2EPlain(t *testing.T) {
 	g := newGemini(t, fakemodel.Turn{Text: "Hello from the fake Gemini.", Thinking: "pondering", InputTokens: 12, OutputTokens: 7})
-	ps, res := g.Completed(clie2e.Context(t), t, "say hello", agentadaptor.WithStreaming())
+	ps, res := g.Completed(cliharness.Context(t), t, "say hello", agentadaptor.WithStreaming())
 	if res.Output != "Hello from the fake Gemini." {
 		t.Errorf("output %q", res.Output)
 	}
@@ -103,7 +103,7 @@ func TestGeminiE2EMCPToolWithRunToken(t *testing.T) {
 		fakemodel.Turn{Text: "Let me check.", Tool: &fakemodel.ToolCall{Server: "e2e-tools", Tool: "echo", Args: map[string]any{"text": "ping"}}},
 		fakemodel.Turn{Text: "The tool said {{result}}."},
 	)
-	ctx := clie2e.Context(t)
+	ctx := cliharness.Context(t)
 	run := g.RunTool(ctx, t, svc, "use the tool", "The tool said echo:ping.", func(*agentadaptor.RunHandle) string { return g.home }, agentadaptor.WithStreaming())
 	var started, permitted bool
 	for _, p := range run.Payloads {
@@ -141,7 +141,7 @@ func TestGeminiE2ECancelMidStream(t *testing.T) {
 			}
 		}
 	}
-	g.CancelMidStream(clie2e.Context(t), t, "talk slowly", midStream, func(*agentadaptor.RunHandle) string { return g.home }, agentadaptor.WithStreaming())
+	g.CancelMidStream(cliharness.Context(t), t, "talk slowly", midStream, func(*agentadaptor.RunHandle) string { return g.home }, agentadaptor.WithStreaming())
 }
 
 // A chat thread's second run asks Gemini CLI to session/load the first
@@ -154,7 +154,7 @@ func TestGeminiE2ECancelMidStream(t *testing.T) {
 // carry the first turn to the model and keep the replay out of its output.
 func TestGeminiE2ESessionLoad(t *testing.T) {
 	g := newGemini(t, fakemodel.Turn{Text: "The first answer."}, fakemodel.Turn{Text: "The second answer."})
-	ctx := clie2e.Context(t)
+	ctx := cliharness.Context(t)
 	_, r1 := g.Completed(ctx, t, "first question", agentadaptor.WithSessionKey("thread-1"))
 	ps, r2 := g.Completed(ctx, t, "second question", agentadaptor.WithSessionKey("thread-1"))
 	var session map[string]any

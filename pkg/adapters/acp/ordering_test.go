@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/fakeacp"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakeacp"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
 	"github.com/seed0634/agentadaptor/pkg/adapters/acp"
 	"github.com/seed0634/agentadaptor/pkg/adapters/adaptertest"
 )

@@ -91,7 +91,7 @@ func ParserBenchmark[P agentadaptor.Parser](b *testing.B, newParser func() P) {
 
 // TestBinary returns the running test binary, to stand in for an agent CLI:
 // a test package whose TestMain lets it act as a fake CLI (as
-// internal/fakemodel.MaybeRunFakeCLI does) sets it as the adapter's binary.
+// internal/testkit/fakemodel.MaybeRunFakeCLI does) sets it as the adapter's binary.
 func TestBinary(t testing.TB) string {
 	t.Helper()
 	exe, err := os.Executable()

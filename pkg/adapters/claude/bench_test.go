@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
 	"github.com/seed0634/agentadaptor/pkg/adapters/adaptertest"
 	"github.com/seed0634/agentadaptor/pkg/adapters/claude"
 )

@@ -6,15 +6,15 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/clie2e"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
-	"github.com/seed0634/agentadaptor/internal/realcli"
+	"github.com/seed0634/agentadaptor/internal/testkit/cliharness"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/realcli"
 	"github.com/seed0634/agentadaptor/pkg/adapters/claude"
 )
 
 // e2e bundles a real-claude SDK pointed at a fake Anthropic server.
 type e2e struct {
-	*clie2e.Rig
+	*cliharness.Rig
 	model *fakemodel.Anthropic
 }
 
@@ -29,7 +29,7 @@ func newE2E(t *testing.T, cfg claude.Config, turns ...fakemodel.Turn) *e2e {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &e2e{model: model, Rig: clie2e.NewRig(t, a, map[string]string{
+	return &e2e{model: model, Rig: cliharness.NewRig(t, a, map[string]string{
 		"ANTHROPIC_BASE_URL":                       model.URL,
 		"ANTHROPIC_API_KEY":                        "test-key",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -43,7 +43,7 @@ func runArgv(h *agentadaptor.RunHandle) string { return h.RunID() }
 
 func TestE2EPlain(t *testing.T) {
 	e := newE2E(t, claude.Config{}, fakemodel.Turn{Text: "Hello from the fake model.", InputTokens: 12, OutputTokens: 7, CacheReadTokens: 3})
-	ps, res := e.Completed(clie2e.Context(t), t, "say hello", agentadaptor.WithStreaming())
+	ps, res := e.Completed(cliharness.Context(t), t, "say hello", agentadaptor.WithStreaming())
 	if res.Output != "Hello from the fake model." {
 		t.Errorf("output %q", res.Output)
 	}
@@ -71,7 +71,7 @@ func TestE2EMCPToolWithRunToken(t *testing.T) {
 		fakemodel.Turn{Text: "Let me check.", Tool: &fakemodel.ToolCall{Server: "e2e-tools", Tool: "echo", Args: map[string]any{"text": "ping"}}},
 		fakemodel.Turn{Text: "The tool said {{result}}."},
 	)
-	ctx := clie2e.Context(t)
+	ctx := cliharness.Context(t)
 	run := e.RunTool(ctx, t, svc, "use the tool", "The tool said echo:ping.", runArgv, agentadaptor.WithStreaming())
 	var toolCallID string
 	for _, p := range run.Payloads {
@@ -107,7 +107,7 @@ func TestE2ECancelMidStream(t *testing.T) {
 			}
 		}
 	}
-	e.CancelMidStream(clie2e.Context(t), t, "talk slowly", midStream, runArgv, agentadaptor.WithStreaming())
+	e.CancelMidStream(cliharness.Context(t), t, "talk slowly", midStream, runArgv, agentadaptor.WithStreaming())
 }
 
 func TestE2ESessionResume(t *testing.T) {
@@ -115,12 +115,12 @@ func TestE2ESessionResume(t *testing.T) {
 		fakemodel.Turn{Text: "The first answer."},
 		fakemodel.Turn{Text: "The second answer."},
 	)
-	e.ResumeSession(clie2e.Context(t), t, &e.model.Server, "The first answer.")
+	e.ResumeSession(cliharness.Context(t), t, &e.model.Server, "The first answer.")
 }
 
 func TestE2EModelError(t *testing.T) {
 	e := newE2E(t, claude.Config{}, fakemodel.Turn{Status: http.StatusInternalServerError})
-	res, err := e.SDK.Run(clie2e.Context(t), "hi", e.Opts...)
+	res, err := e.SDK.Run(cliharness.Context(t), "hi", e.Opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,17 +8,17 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/clie2e"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
-	"github.com/seed0634/agentadaptor/internal/realcli"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/cliharness"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/realcli"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/adaptertest"
 	"github.com/seed0634/agentadaptor/pkg/adapters/codex"
 )
 
 // e2e bundles a real-codex SDK pointed at a fake OpenAI server.
 type e2e struct {
-	*clie2e.Rig
+	*cliharness.Rig
 	model *fakemodel.OpenAI
 }
 
@@ -39,7 +39,7 @@ func newE2E(t *testing.T, cfg codex.Config, turns ...fakemodel.Turn) *e2e {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &e2e{model: model, Rig: clie2e.NewRig(t, a, map[string]string{"FAKE_KEY": "test-key"})}
+	return &e2e{model: model, Rig: cliharness.NewRig(t, a, map[string]string{"FAKE_KEY": "test-key"})}
 }
 
 // modelArgv finds the codex process of the test: the fake model's URL is on
@@ -48,7 +48,7 @@ func (e *e2e) modelArgv(*agentadaptor.RunHandle) string { return e.model.URL + "
 
 func TestE2EPlain(t *testing.T) {
 	e := newE2E(t, codex.Config{}, fakemodel.Turn{Text: "Hello from the fake model.", InputTokens: 12, OutputTokens: 7, CacheReadTokens: 4})
-	_, res := e.Completed(clie2e.Context(t), t, "say hello", agentadaptor.WithStreaming())
+	_, res := e.Completed(cliharness.Context(t), t, "say hello", agentadaptor.WithStreaming())
 	if res.Output != "Hello from the fake model." {
 		t.Errorf("output %q", res.Output)
 	}
@@ -67,7 +67,7 @@ func TestE2EMCPToolWithRunToken(t *testing.T) {
 		fakemodel.Turn{Text: "Let me check.", Tool: &fakemodel.ToolCall{Server: "e2e-tools", Tool: "echo", Args: map[string]any{"text": "ping"}, ID: "call_e2e_1"}},
 		fakemodel.Turn{Text: "The tool said {{result}}."},
 	)
-	ctx := clie2e.Context(t)
+	ctx := cliharness.Context(t)
 	// codex's argv carries the MCP URL (in -c mcp_servers...): find it.
 	run := e.RunTool(ctx, t, svc, "use the tool", "The tool said echo:ping.", func(*agentadaptor.RunHandle) string { return svc.URL() })
 	if meta := run.Calls[0].Meta; meta["callId"] != "call_e2e_1" || meta["threadId"] != run.Result.SessionID {
@@ -94,7 +94,7 @@ func TestE2ECancelMidStream(t *testing.T) {
 	// 2s). codex exec --json prints no text before the message is whole, so
 	// the model server's log is what tells.
 	midStream := func(h *agentadaptor.RunHandle) {
-		ctx, cancel := context.WithTimeout(clie2e.Context(t), testenv.WaitTimeout)
+		ctx, cancel := context.WithTimeout(cliharness.Context(t), testenv.WaitTimeout)
 		defer cancel()
 		go func() { // stop waiting when the run ends without calling the model
 			select {
@@ -111,7 +111,7 @@ func TestE2ECancelMidStream(t *testing.T) {
 			t.Errorf("codex is not running")
 		}
 	}
-	e.CancelMidStream(clie2e.Context(t), t, "talk slowly", midStream, e.modelArgv)
+	e.CancelMidStream(cliharness.Context(t), t, "talk slowly", midStream, e.modelArgv)
 }
 
 func TestE2ESessionResume(t *testing.T) {
@@ -119,12 +119,12 @@ func TestE2ESessionResume(t *testing.T) {
 		fakemodel.Turn{Text: "The first answer."},
 		fakemodel.Turn{Text: "The second answer."},
 	)
-	e.ResumeSession(clie2e.Context(t), t, &e.model.Server, "The first answer.")
+	e.ResumeSession(cliharness.Context(t), t, &e.model.Server, "The first answer.")
 }
 
 func TestE2EModelError(t *testing.T) {
 	e := newE2E(t, codex.Config{}, fakemodel.Turn{Status: http.StatusInternalServerError})
-	res, err := e.SDK.Run(clie2e.Context(t), "hi", e.Opts...)
+	res, err := e.SDK.Run(cliharness.Context(t), "hi", e.Opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
 	"github.com/seed0634/agentadaptor/pkg/adapters/adaptertest"
 	"github.com/seed0634/agentadaptor/pkg/adapters/cursor"
 )

@@ -9,10 +9,13 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.uber.org/goleak"
+
 	agentadaptor "github.com/seed0634/agentadaptor"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
 	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
-	"go.uber.org/goleak"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 const streamingScenario = `
@@ -142,8 +145,8 @@ func TestStreamingTurn(t *testing.T) {
 			if !slices.Equal(stored, wantTexts) {
 				t.Errorf("stored assistant-output %q, want %q", stored, wantTexts)
 			}
-			if _, err := c.GetTask(ctx, a2aclient.GetTaskRequest{TaskID: "no-such-task"}); a2aclient.KindOf(err) != a2aclient.KindNotFound {
-				t.Errorf("GetTask unknown: %v (kind %v)", err, a2aclient.KindOf(err))
+			if _, err := c.GetTask(ctx, a2aclient.GetTaskRequest{TaskID: "no-such-task"}); clienterr.KindOf(err) != clienterr.KindNotFound {
+				t.Errorf("GetTask unknown: %v (kind %v)", err, clienterr.KindOf(err))
 			}
 		})
 	}

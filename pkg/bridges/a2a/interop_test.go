@@ -16,9 +16,11 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
 	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 // jsSDK returns the repository root when node and @a2a-js/sdk are
@@ -365,7 +367,7 @@ func TestInteropJSServer(t *testing.T) {
 				if err == nil {
 					t.Fatal("a message to a completed task was accepted")
 				}
-				t.Logf("message to a completed task: %v (kind %v)", err, a2aclient.KindOf(err))
+				t.Logf("message to a completed task: %v (kind %v)", err, clienterr.KindOf(err))
 			})
 		})
 	}
@@ -375,7 +377,7 @@ func TestInteropJSServer(t *testing.T) {
 // 0.3 errors by their code, into its typed errors (a 1.0 error body would
 // make each one a generic Error).
 func TestInteropJS03RESTErrors(t *testing.T) {
-	root, err := testenv.NodePackages("@a2a-js/sdk-03")
+	root, err := testenv.NodePackages(testenv.ScriptPackages("a2a-js03-rest.mjs")...)
 	testenv.Require(t, "node and @a2a-js/sdk-03 (@a2a-js/sdk 0.3)", err)
 	env := startBridge(t, "- say: hi\n", a2abridge.Exposure{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -154,9 +154,6 @@ func (s *Server) RegisterGRPC(g *grpc.Server) {
 	a2apb.RegisterA2AServiceServer(g, grpcService{a2agrpc.NewHandler(s.rh)})
 }
 
-// Executor returns the server's executor.
-func (s *Server) Executor() *Executor { return s.exec }
-
 // Close cancels every running turn and waits for their children to stop or
 // ctx to end; subscriptions waiting on idle tasks end. Call it after the
 // HTTP server stopped accepting requests.

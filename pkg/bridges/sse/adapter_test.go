@@ -19,10 +19,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
-	"github.com/seed0634/agentadaptor/internal/shellagent"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
+
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 )
 
 // scenarios are shell scripts keyed by the exact prompt. Lines starting with
@@ -46,7 +48,7 @@ var scenarios = map[string]string{
 	"slow": `echo $$ > "$PIDFILE"; printf '%s\n' '{"kind":"text.delta","message_id":"m1","delta":"working"}'; exec sleep 30`,
 }
 
-// shAdapter is the test adapter (internal/shellagent) running the scenario
+// shAdapter is the test adapter (internal/testkit/shellagent) running the scenario
 // scripts by prompt; unknown prompts are echoed back as text. Each run gets
 // PIDFILE, the file in pidDir where the slow scenario writes its pid.
 type shAdapter struct {
@@ -226,28 +228,10 @@ func input(threadID, runID, text string) string {
 	return string(b)
 }
 
-func post(t *testing.T, url, body string, hdr ...string) *http.Response {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
-
 // runStream posts a run and returns the SSE body and its verified frames.
 func runStream(t *testing.T, f *fixture, threadID, runID, prompt string) ([]byte, []aguiverify.Frame) {
 	t.Helper()
-	resp := post(t, f.url(), input(threadID, runID, prompt))
+	resp := ssetest.Post(t, f.url(), input(threadID, runID, prompt))
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)

@@ -63,7 +63,7 @@
 // RUN_ERROR code "stream_ended".
 //
 // When the client disconnects (HttpAgent.abortRun(), a closed tab), the run
-// is cancelled and the handler waits (bounded by [WithCancelWait]) until its
+// is cancelled and the handler waits (10 seconds at most) until its
 // process has ended; with [WithDetachOnDisconnect] the run continues to
 // completion instead. [Registry.Cancel] and [Handler.CancelHandler] cancel a
 // run from another request (POST /agui/runs/{runId}/cancel); the stream then

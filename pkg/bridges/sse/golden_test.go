@@ -12,7 +12,7 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
 	"github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
 	"github.com/seed0634/agentadaptor/pkg/bridges/agui"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 )

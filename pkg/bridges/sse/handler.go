@@ -29,10 +29,9 @@ type Handler struct {
 // NewHandler returns a Handler that starts runs on sdk.
 func NewHandler(sdk *agentadaptor.SDK, opts ...Option) *Handler {
 	cfg := config{
-		origins:    map[string]bool{},
-		maxBytes:   DefaultMaxRequestBytes,
-		keepAlive:  DefaultKeepAlive,
-		cancelWait: DefaultCancelWait,
+		origins:   map[string]bool{},
+		maxBytes:  DefaultMaxRequestBytes,
+		keepAlive: DefaultKeepAlive,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -45,9 +44,6 @@ func NewHandler(sdk *agentadaptor.SDK, opts ...Option) *Handler {
 	}
 	if cfg.maxBytes <= 0 {
 		cfg.maxBytes = DefaultMaxRequestBytes
-	}
-	if cfg.cancelWait <= 0 {
-		cfg.cancelWait = DefaultCancelWait
 	}
 	return &Handler{sdk: sdk, cfg: cfg}
 }
@@ -413,7 +409,7 @@ func (h *Handler) disconnected(handle *agentadaptor.RunHandle, runID string) {
 	if h.cfg.detach {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.cancelWait)
+	ctx, cancel := context.WithTimeout(context.Background(), cancelWait)
 	defer cancel()
 	if err := handle.Cancel(ctx); err != nil {
 		h.cfg.logger.Warn("sse: cancelled run did not end in time", "run_id", runID, "sdk_run_id", handle.RunID(), "err", err)

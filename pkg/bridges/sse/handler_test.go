@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
 	"github.com/seed0634/agentadaptor/pkg/bridges/agui"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
+
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 )
 
 func TestLiveStreams(t *testing.T) {
@@ -74,7 +76,7 @@ func TestLiveStreams(t *testing.T) {
 func TestResponseHeadersAndFraming(t *testing.T) {
 	leakCheck(t)
 	f := newFixture(t)
-	resp := post(t, f.url(), input("t1", "", "plain"))
+	resp := ssetest.Post(t, f.url(), input("t1", "", "plain"))
 	defer resp.Body.Close()
 	want := map[string]string{"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", "Connection": "keep-alive", "X-Accel-Buffering": "no"}
 	for k, v := range want {
@@ -177,7 +179,7 @@ func TestInputVariants(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := post(t, f.url(), tc.body)
+			resp := ssetest.Post(t, f.url(), tc.body)
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if err := aguiverify.VerifyReader(strings.NewReader(string(body))); err != nil {
@@ -213,7 +215,7 @@ func TestPromptPolicyAndHooks(t *testing.T) {
 		}))
 	body := `{"threadId":"th","runId":"r1","forwardedProps":{"x":1},"context":[{"description":"d","value":"v"}],` +
 		`"messages":[{"id":"s","role":"system","content":"sys"},{"id":"u","role":"user","content":"hi"}]}`
-	resp := post(t, f.url(), body)
+	resp := ssetest.Post(t, f.url(), body)
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	req := f.adapter.lastRequest(t)
@@ -225,7 +227,7 @@ func TestPromptPolicyAndHooks(t *testing.T) {
 	}
 	waitEnded(t, f.handle(t, "r1"))
 
-	resp = post(t, f.url(), `{"threadId":"th","runId":"r2","forwardedProps":{"reject":true},"messages":[{"id":"u","role":"user","content":"hi"}]}`)
+	resp = ssetest.Post(t, f.url(), `{"threadId":"th","runId":"r2","forwardedProps":{"reject":true},"messages":[{"id":"u","role":"user","content":"hi"}]}`)
 	var e struct {
 		Error struct{ Code, Message string }
 	}
@@ -245,7 +247,7 @@ func TestStartFailureIsAValidStream(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := startFixture(t, newAdapter(t, "/nonexistent/agent-cli"), sse.WithProtocol(tc.protocol))
-			resp := post(t, f.url(), input("th", "client-run", "plain"))
+			resp := ssetest.Post(t, f.url(), input("th", "client-run", "plain"))
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
@@ -285,7 +287,7 @@ func TestStartFailureIsAValidStream(t *testing.T) {
 func TestRawProtocol(t *testing.T) {
 	leakCheck(t)
 	f := newFixture(t, sse.WithProtocol(sse.ProtocolRaw))
-	resp := post(t, f.url(), input("th", "raw-1", "streamed"))
+	resp := ssetest.Post(t, f.url(), input("th", "raw-1", "streamed"))
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	frames, _ := aguiverify.Frames(strings.NewReader(string(body)))
@@ -375,7 +377,7 @@ func TestDetachOnDisconnect(t *testing.T) {
 	if _, ok := f.handler.Registry().Lookup("slow-2"); !ok {
 		t.Fatal("the detached run is not in the registry")
 	}
-	cresp := post(t, f.srv.URL+"/agui/runs/slow-2/cancel", "")
+	cresp := ssetest.Post(t, f.srv.URL+"/agui/runs/slow-2/cancel", "")
 	var out map[string]any
 	json.NewDecoder(cresp.Body).Decode(&out)
 	cresp.Body.Close()
@@ -390,7 +392,7 @@ func TestDetachOnDisconnect(t *testing.T) {
 func TestCancelEndpointEndsStreamWithRunError(t *testing.T) {
 	leakCheck(t)
 	f := newFixture(t)
-	resp := post(t, f.url(), input("th", "slow-3", "slow"))
+	resp := ssetest.Post(t, f.url(), input("th", "slow-3", "slow"))
 	defer resp.Body.Close()
 	br := bufio.NewReader(resp.Body)
 	readUntil(t, br, "TEXT_MESSAGE_CONTENT")
@@ -425,10 +427,10 @@ func TestCancelEndpointEndsStreamWithRunError(t *testing.T) {
 func TestDuplicateActiveRunID(t *testing.T) {
 	leakCheck(t)
 	f := newFixture(t)
-	resp := post(t, f.url(), input("th", "dup", "slow"))
+	resp := ssetest.Post(t, f.url(), input("th", "dup", "slow"))
 	defer resp.Body.Close()
 	readUntil(t, bufio.NewReader(resp.Body), "TEXT_MESSAGE_CONTENT")
-	resp2 := post(t, f.url(), input("th", "dup", "plain"))
+	resp2 := ssetest.Post(t, f.url(), input("th", "dup", "plain"))
 	var e struct{ Error struct{ Code string } }
 	json.NewDecoder(resp2.Body).Decode(&e)
 	resp2.Body.Close()
@@ -444,7 +446,7 @@ func TestDuplicateActiveRunID(t *testing.T) {
 func TestKeepAlive(t *testing.T) {
 	leakCheck(t)
 	f := newFixture(t, sse.WithKeepAlive(20*time.Millisecond))
-	resp := post(t, f.url(), input("th", "ka", "slow"))
+	resp := ssetest.Post(t, f.url(), input("th", "ka", "slow"))
 	defer resp.Body.Close()
 	br := bufio.NewReader(resp.Body)
 	for {
@@ -544,7 +546,7 @@ func TestStreamEndedWithoutTerminal(t *testing.T) {
 			<-h.Done()
 			close(gate)
 		}))
-	resp := post(t, f.url(), input("th", "lost", "many"))
+	resp := ssetest.Post(t, f.url(), input("th", "lost", "many"))
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	<-gate
@@ -554,4 +556,27 @@ func TestStreamEndedWithoutTerminal(t *testing.T) {
 	if !strings.Contains(string(body), `"code":"stream_ended"`) {
 		t.Errorf("unexpected tail:\n%s", body)
 	}
+}
+
+// TestTranslatorOptionsAndStreaming checks the handler's run settings: the
+// translator options apply to every stream (here: reasoning as CUSTOM
+// events), and WithoutStreaming starts runs without
+// agentadaptor.WithStreaming().
+func TestTranslatorOptionsAndStreaming(t *testing.T) {
+	leakCheck(t)
+	f := newFixture(t, sse.WithoutStreaming(), sse.WithTranslatorOptions(agui.Options{Reasoning: agui.ReasoningCustom}))
+	_, frames := runStream(t, f, "thread-opts", "client-run-opts", "reasoning")
+	want := []string{"RUN_STARTED", "CUSTOM", "CUSTOM", "CUSTOM", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"}
+	if got := frameTypes(t, frames); !slices.Equal(got, want) {
+		t.Fatalf("types:\n got  %v\n want %v", got, want)
+	}
+	for i, name := range []string{agui.EventReasoningStart, agui.EventReasoningDelta, agui.EventReasoningEnd} {
+		if m := decode(t, frames[i+1]); m["name"] != name {
+			t.Errorf("frame %d = %v, want CUSTOM %s", i+1, m, name)
+		}
+	}
+	if req := f.adapter.lastRequest(t); req.Streaming {
+		t.Error("WithoutStreaming: the run was started with streaming")
+	}
+	waitEnded(t, f.handle(t, "client-run-opts"))
 }

@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
+
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 )
 
 // nodeEnv returns the repository root when node and the npm packages are
@@ -82,7 +84,7 @@ func TestNodeValidatesLiveStreams(t *testing.T) {
 	}
 	// A run that cannot start.
 	broken := startFixture(t, newAdapter(t, "/nonexistent/agent-cli"))
-	resp := post(t, broken.url(), input("th", "node-live-start", "plain"))
+	resp := ssetest.Post(t, broken.url(), input("th", "node-live-start", "plain"))
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	path := filepath.Join(dir, "start_failure.sse")

@@ -32,8 +32,11 @@ func (p Protocol) String() string {
 const (
 	DefaultMaxRequestBytes = 1 << 20
 	DefaultKeepAlive       = 15 * time.Second
-	DefaultCancelWait      = 10 * time.Second
 )
+
+// cancelWait bounds how long the handler waits for a run it cancelled
+// (client gone) to end before the request returns.
+const cancelWait = 10 * time.Second
 
 // Option configures a [Handler].
 type Option func(*config)
@@ -62,7 +65,6 @@ type config struct {
 	forwarded      ForwardedPropsFunc
 	sessionKey     SessionKeyFunc
 	agui           agui.Options
-	cancelWait     time.Duration
 	logger         *slog.Logger
 	noStreamingOpt bool
 	owner          func(*http.Request) string
@@ -129,10 +131,6 @@ func WithSessionKeyFunc(f SessionKeyFunc) Option { return func(c *config) { c.se
 // WithTranslatorOptions sets the AG-UI translator's clock, id generator and
 // reasoning mode; its ThreadID and RunID are set per request.
 func WithTranslatorOptions(o agui.Options) Option { return func(c *config) { c.agui = o } }
-
-// WithCancelWait bounds how long the handler waits for a run it cancelled
-// (client gone) to end before it returns (default DefaultCancelWait).
-func WithCancelWait(d time.Duration) Option { return func(c *config) { c.cancelWait = d } }
 
 // WithLogger sets the logger for problems that cannot reach the client
 // (default slog.Default()).

@@ -13,15 +13,15 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/aguiverify"
-	"github.com/seed0634/agentadaptor/internal/shellagent"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 )
 
 // shellParent builds the scripts of parent runs, which the test adapter
-// (internal/shellagent) runs: StreamPayload JSON lines, and "wait:NAME"
+// (internal/testkit/shellagent) runs: StreamPayload JSON lines, and "wait:NAME"
 // steps that block at the gate NAME until the test releases it, so the test
 // controls the interleaving with delegation events.
 type shellParent struct{ dir string }

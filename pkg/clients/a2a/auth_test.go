@@ -8,31 +8,36 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	client "github.com/seed0634/agentadaptor/pkg/clients/a2a"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 const secretToken = "s3cr3t-T0KEN-value"
 
-// TestAuthRefWiring checks this package's names for internal/authref (whose
-// tests cover the reference rules, the credential and the transport).
-func TestAuthRefWiring(t *testing.T) {
+// TestAuthRefResolved checks that the client resolves Options.AuthRef
+// through pkg/credentials (whose tests cover the reference rules, the
+// credential and the transport): a reference that does not resolve is an
+// error naming the field and wrapping the *credentials.RefError, before
+// anything is fetched.
+func TestAuthRefResolved(t *testing.T) {
+	f := fakea2a.New(t, fakea2a.Options{Behavior: fakea2a.Script(fakea2a.Completed("ok"))})
+	_, err := client.NewClient(testCtx(t), f.CardURL(), client.Options{AuthRef: "vault:secret/agent"})
+	var re *credentials.RefError
+	if !errors.As(err, &re) || !errors.Is(err, credentials.ErrInvalidRef) || re.Ref != "vault:secret/agent" ||
+		!strings.HasPrefix(err.Error(), "a2a: Options.AuthRef: auth reference ") {
+		t.Fatalf("want a wrapped *credentials.RefError, got %T %v", err, err)
+	}
+	if n := len(f.Requests()); n != 0 {
+		t.Fatalf("the agent saw %d requests before the credential resolved", n)
+	}
 	t.Setenv("AA_TEST_TOKEN", secretToken)
-	if cred, err := client.ResolveAuthRef(""); cred != nil || err != nil {
-		t.Fatalf("empty ref: %v %v", cred, err)
-	}
-	cred, err := client.ResolveAuthRef("env:AA_TEST_TOKEN")
-	if err != nil || cred.Ref() != "env:AA_TEST_TOKEN" || strings.Contains(fmt.Sprint(cred), secretToken) {
-		t.Fatalf("env ref: %v %v", cred, err)
-	}
-	_, err = client.ResolveAuthRef("vault:secret/agent")
-	var ae *client.AuthRefError
-	if !errors.As(err, &ae) || !errors.Is(err, client.ErrInvalidAuthRef) || ae.Ref != "vault:secret/agent" ||
-		!strings.HasPrefix(err.Error(), "a2a: auth reference ") {
-		t.Fatalf("want an a2a *AuthRefError, got %T %v", err, err)
-	}
-	if client.Origin("http://Example.COM/x") != "http://example.com:80" {
-		t.Fatal("Origin")
+	c := dial(t, f, client.Options{AuthRef: "env:AA_TEST_TOKEN"})
+	if c.AuthScheme() != credentials.SchemeBearer || strings.Contains(fmt.Sprint(c), secretToken) {
+		t.Fatalf("env ref: scheme %q", c.AuthScheme())
 	}
 }
 
@@ -54,7 +59,7 @@ func TestUnauthorized(t *testing.T) {
 					Bindings: bindings(b), Behavior: fakea2a.Script(fakea2a.Completed("ok"))})
 				opts := client.Options{}
 				if tc.token != "" {
-					opts.Credential = client.NewCredential("test", tc.token)
+					opts.Credential = credentials.FromToken("test", tc.token)
 				}
 				c := dial(t, f, opts)
 				_, sendErr := c.Send(testCtx(t), client.SendRequest{Text: "hi"})
@@ -69,8 +74,8 @@ func TestUnauthorized(t *testing.T) {
 					return
 				}
 				for _, err := range []error{sendErr, streamErr} {
-					var e *client.Error
-					if !errors.As(err, &e) || e.Kind != client.KindUnauthorized || e.Status != tc.status {
+					var e *clienterr.Error
+					if !errors.As(err, &e) || e.Kind != clienterr.KindUnauthorized || e.Status != tc.status {
 						t.Fatalf("want KindUnauthorized %d, got %v", tc.status, err)
 					}
 					if strings.Contains(err.Error(), secretToken) || e.Retryable() {
@@ -92,11 +97,11 @@ func TestTokenOnlySentToCardOrigin(t *testing.T) {
 	cardHost := fakea2a.New(t, fakea2a.Options{Streaming: true, InterfaceBaseURL: agent.URL()})
 	// A card whose interface is on another origin is refused unless that
 	// origin is allowed (the task text would go there)...
-	if _, err := client.NewClient(testCtx(t), cardHost.CardURL(), client.Options{Credential: client.NewCredential("test", secretToken)}); client.KindOf(err) != client.KindProtocol {
+	if _, err := client.NewClient(testCtx(t), cardHost.CardURL(), client.Options{Credential: credentials.FromToken("test", secretToken)}); clienterr.KindOf(err) != clienterr.KindProtocol {
 		t.Fatalf("interface on another origin accepted: %v", err)
 	}
 	// ...and when it is, the credential still goes to the card's origin only.
-	c := dial(t, cardHost, client.Options{Credential: client.NewCredential("test", secretToken), InterfaceOrigins: []string{client.Origin(agent.URL())}})
+	c := dial(t, cardHost, client.Options{Credential: credentials.FromToken("test", secretToken), InterfaceOrigins: []string{credentials.Origin(agent.URL())}})
 	if _, err := c.Send(testCtx(t), client.SendRequest{Text: "hi"}); err != nil {
 		t.Fatal(err)
 	}
@@ -137,16 +142,16 @@ func TestRedirectToOtherOriginRefused(t *testing.T) {
 	t.Cleanup(redirector.Close)
 	cardDoc = []byte(strings.ReplaceAll(string(agent.CardBytes()), agent.URL(), redirector.URL))
 
-	c := dial(t, &wrapURL{redirector.URL}, client.Options{Credential: client.NewCredential("test", secretToken)})
+	c := dial(t, &wrapURL{redirector.URL}, client.Options{Credential: credentials.FromToken("test", secretToken)})
 	_, err := c.Send(testCtx(t), client.SendRequest{Text: "hi"})
-	if !errors.Is(err, client.ErrProtocol) || !strings.Contains(err.Error(), "redirect") {
+	if !errors.Is(err, clienterr.ErrProtocol) || !strings.Contains(err.Error(), "redirect") {
 		t.Fatalf("want refused redirect, got %v", err)
 	}
 	if n := len(agent.RequestsFor("SendMessage")); n != 0 {
 		t.Fatalf("redirect was followed %d times", n)
 	}
 	_, err = client.FetchCard(testCtx(t), redirector.URL+"/moved-card")
-	if !errors.Is(err, client.ErrProtocol) {
+	if !errors.Is(err, clienterr.ErrProtocol) {
 		t.Fatalf("card redirect: want ErrProtocol, got %v", err)
 	}
 }

@@ -17,7 +17,9 @@ import (
 	"github.com/gowebpki/jcs"
 	"golang.org/x/mod/semver"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 // Card is a fetched, validated Agent Card.
@@ -61,7 +63,7 @@ func (c *Card) Streaming() bool { return c.Agent.Capabilities.Streaming }
 
 // Origin returns the origin ("scheme://host:port") of SourceURL: the only
 // origin the credential is ever sent to.
-func (c *Card) Origin() string { return Origin(c.SourceURL) }
+func (c *Card) Origin() string { return credentials.Origin(c.SourceURL) }
 
 // Fingerprint returns the lowercase hex SHA-256 of the RFC 8785 (JCS)
 // canonical form of the JSON document raw.
@@ -95,8 +97,8 @@ func parseV1(b []byte) (*sdk.AgentCard, error) {
 
 var parseV0 cardParser = cardParser(a2av0.NewAgentCardParser())
 
-func cardErr(field, problem string) *Error {
-	return NewError(KindProtocol, "parse card", &CardError{Field: field, Problem: problem})
+func cardErr(field, problem string) *clienterr.Error {
+	return NewError(clienterr.KindProtocol, "parse card", &CardError{Field: field, Problem: problem})
 }
 
 // ParseCard decodes and validates an Agent Card document. sourceURL, when
@@ -107,7 +109,7 @@ func cardErr(field, problem string) *Error {
 // example a securitySchemes map in a non-standard form) are dropped and
 // listed in Card.Ignored. A document that is not a JSON object, or lacks a
 // name, a version or a usable interface (JSON-RPC or HTTP+JSON with an
-// absolute http(s) URL), is an [*Error] of kind KindProtocol wrapping a
+// absolute http(s) URL), is an [*clienterr.Error] of kind clienterr.KindProtocol wrapping a
 // [*CardError] naming the field. ParseCard never panics.
 func ParseCard(raw []byte, sourceURL string) (*Card, error) {
 	var obj map[string]json.RawMessage
@@ -198,7 +200,7 @@ func ParseCard(raw []byte, sourceURL string) (*Card, error) {
 }
 
 // selectInterfaces resolves, normalizes and filters the interfaces.
-func (c *Card) selectInterfaces(legacyShape bool) *Error {
+func (c *Card) selectInterfaces(legacyShape bool) *clienterr.Error {
 	var base *url.URL
 	if c.SourceURL != "" {
 		base, _ = url.Parse(c.SourceURL)
@@ -220,7 +222,7 @@ func (c *Card) selectInterfaces(legacyShape bool) *Error {
 		if !u.IsAbs() && base != nil {
 			u = base.ResolveReference(u)
 		}
-		if authref.OriginOf(u) == "" {
+		if credentials.OriginOf(u) == "" {
 			c.Ignored = append(c.Ignored, where+": url is not an absolute http(s) URL")
 			continue
 		}

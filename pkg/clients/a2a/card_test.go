@@ -11,8 +11,12 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	client "github.com/seed0634/agentadaptor/pkg/clients/a2a"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 const validCard = `{"name":"Research","version":"1.2.0","description":"d",
@@ -63,7 +67,7 @@ func TestParseCardMalformed(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := client.ParseCard([]byte(tc.doc), "")
-			if !errors.Is(err, client.ErrProtocol) {
+			if !errors.Is(err, clienterr.ErrProtocol) {
 				t.Fatalf("want ErrProtocol, got %v", err)
 			}
 			var ce *client.CardError
@@ -125,7 +129,7 @@ func TestFetchCardFromFake(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, _ := client.Fingerprint(f.CardBytes())
-	if c.Fingerprint != want || c.Name() != "research" || c.Origin() != client.Origin(f.URL()) || c.FetchedAt.IsZero() {
+	if c.Fingerprint != want || c.Name() != "research" || c.Origin() != credentials.Origin(f.URL()) || c.FetchedAt.IsZero() {
 		t.Fatalf("card = %+v", c)
 	}
 }
@@ -134,28 +138,28 @@ func TestFetchCardErrors(t *testing.T) {
 	leakCheck(t)
 	bad := fakea2a.New(t, fakea2a.Options{CardBody: []byte(`{"name": "x", "version": "1"`)})
 	_, err := client.FetchCard(testCtx(t), bad.CardURL())
-	if !errors.Is(err, client.ErrProtocol) {
+	if !errors.Is(err, clienterr.ErrProtocol) {
 		t.Fatalf("malformed card: want ErrProtocol, got %v", err)
 	}
 	_, err = client.FetchCard(testCtx(t), bad.URL()+"/no-card-here")
-	var e *client.Error
-	if !errors.As(err, &e) || e.Kind != client.KindUnavailable || e.Status != 404 {
+	var e *clienterr.Error
+	if !errors.As(err, &e) || e.Kind != clienterr.KindUnavailable || e.Status != 404 {
 		t.Fatalf("404: want KindUnavailable/404, got %v", err)
 	}
 	protected := fakea2a.New(t, fakea2a.Options{RequireToken: "t0k3n", ProtectCard: true})
 	_, err = client.FetchCard(testCtx(t), protected.CardURL())
-	if !errors.Is(err, client.ErrUnauthorized) {
+	if !errors.Is(err, clienterr.ErrUnauthorized) {
 		t.Fatalf("protected card: want ErrUnauthorized, got %v", err)
 	}
 	down := fakea2a.New(t, fakea2a.Options{})
 	url := down.CardURL()
 	down.Close()
 	_, err = client.FetchCard(testCtx(t), url)
-	if !errors.Is(err, client.ErrUnavailable) {
+	if !errors.Is(err, clienterr.ErrUnavailable) {
 		t.Fatalf("server down: want ErrUnavailable, got %v", err)
 	}
 	_, err = client.FetchCard(testCtx(t), "ftp://example/card")
-	if !errors.Is(err, client.ErrRejected) {
+	if !errors.Is(err, clienterr.ErrRejected) {
 		t.Fatalf("bad URL: want ErrRejected, got %v", err)
 	}
 }
@@ -204,7 +208,7 @@ func TestCardResolverCache(t *testing.T) {
 	// A cancelled caller does not poison the cache.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := r.Refresh(cctx, f.CardURL()); !errors.Is(err, client.ErrCanceled) {
+	if _, err := r.Refresh(cctx, f.CardURL()); !errors.Is(err, clienterr.ErrCanceled) {
 		t.Fatalf("cancelled refresh: %v", err)
 	}
 	if _, err := r.Resolve(ctx, f.CardURL()); err != nil {

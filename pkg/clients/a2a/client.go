@@ -15,7 +15,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"golang.org/x/mod/semver"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 // DefaultRequestTimeout bounds unary calls (Send, GetTask, CancelTask) when
@@ -29,19 +31,19 @@ type Options struct {
 	// SSE streams, and redirects to another origin are always refused.
 	// Nil means a private transport that Close releases.
 	HTTPClient *http.Client
-	// AuthRef is a host auth reference ("env:NAME" or "file:/path"); see
-	// [ResolveAuthRef]. The credential is sent as "Authorization: Bearer"
-	// only to the origin the card was fetched from.
+	// AuthRef is a host auth reference ("env:NAME" or "file:/path"),
+	// resolved by [credentials.Resolve]. The credential is sent as
+	// "Authorization: Bearer" only to the origin the card was fetched from.
 	AuthRef string
 	// Credential is used instead of AuthRef when set.
-	Credential *Credential
+	Credential *credentials.Credential
 	// Auth, when set, replaces AuthRef: a bearer token, an API key header
 	// or OAuth2 client credentials, completed (and checked) by the card's
-	// securitySchemes; see [Auth] and [CompleteAuth].
-	Auth *Auth
+	// securitySchemes; see [CompleteAuth].
+	Auth *credentials.Auth
 	// Secrets, if set, learns the secrets the client's credential uses
 	// (including each OAuth2 access token), for the host's redaction.
-	Secrets *Secrets
+	Secrets *credentials.Secrets
 	// Resolver, if set, is used (and its cache shared) by NewClient to get
 	// the card. Its own HTTPClient/Credential options apply to the fetch.
 	Resolver *CardResolver
@@ -60,7 +62,7 @@ type Options struct {
 	// (0: DefaultMaxEventBytes); MaxResponseBytes a JSON response
 	// (0: DefaultMaxResponseBytes); MaxStreamBytes one SSE response
 	// (0: DefaultMaxStreamBytes). Beyond a bound the call fails at once
-	// with a KindProtocol error wrapping ErrEventTooLarge or
+	// with a clienterr.KindProtocol error wrapping ErrEventTooLarge or
 	// ErrResponseTooLarge. Attach a [ReadBudget] to bound several calls.
 	MaxEventBytes, MaxResponseBytes, MaxStreamBytes int64
 	// InterfaceOrigins are origins ("https://api.example") the card's
@@ -76,7 +78,7 @@ type Client struct {
 	card       *Card
 	iface      sdk.AgentInterface
 	sdk        *a2aclient.Client
-	cred       *Credential
+	cred       *credentials.Credential
 	owned      *http.Transport
 	reqTimeout time.Duration
 
@@ -84,7 +86,8 @@ type Client struct {
 }
 
 // NewClient fetches the Agent Card at cardURL and connects to the agent.
-// Errors: [*AuthRefError] for a bad AuthRef, otherwise [*Error] (see
+// Errors: a bad AuthRef wraps a [*credentials.RefError] (errors.Is
+// [credentials.ErrInvalidRef]), otherwise [*clienterr.Error] (see
 // [CardResolver.Resolve]).
 func NewClient(ctx context.Context, cardURL string, opts Options) (*Client, error) {
 	cred, err := fetchCredential(opts)
@@ -99,8 +102,8 @@ func NewClient(ctx context.Context, cardURL string, opts Options) (*Client, erro
 		if timeout <= 0 {
 			timeout = DefaultCardFetchTimeout
 		}
-		hc, owned := newHTTPClient(opts.HTTPClient, Origin(cardURL), cred)
-		card, err = fetchCard(ctx, hc, cardURL, timeout, authref.Secret(cred), time.Now)
+		hc, owned := newHTTPClient(opts.HTTPClient, credentials.Origin(cardURL), cred)
+		card, err = fetchCard(ctx, hc, cardURL, timeout, credentials.Secret(cred), time.Now)
 		if owned != nil {
 			owned.CloseIdleConnections()
 		}
@@ -117,11 +120,15 @@ func NewClient(ctx context.Context, cardURL string, opts Options) (*Client, erro
 	return c, err
 }
 
-func credentialFrom(opts Options) (*Credential, error) {
+func credentialFrom(opts Options) (*credentials.Credential, error) {
 	if opts.Credential != nil {
 		return opts.Credential, nil
 	}
-	return ResolveAuthRef(opts.AuthRef)
+	c, err := credentials.Resolve(opts.AuthRef)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: Options.AuthRef: %w", err)
+	}
+	return c, nil
 }
 
 // NewClientFromCard connects to the agent described by card. The credential
@@ -134,7 +141,7 @@ func credentialFrom(opts Options) (*Credential, error) {
 func NewClientFromCard(ctx context.Context, card *Card, opts Options) (*Client, error) {
 	const op = "connect"
 	if card == nil || card.Agent == nil || len(card.Agent.SupportedInterfaces) == 0 {
-		return nil, NewError(KindProtocol, op, errors.New("card has no usable interface; build it with ParseCard or FetchCard"))
+		return nil, NewError(clienterr.KindProtocol, op, errors.New("card has no usable interface; build it with ParseCard or FetchCard"))
 	}
 	cred, err := credentialFor(card, opts)
 	if err != nil {
@@ -142,7 +149,7 @@ func NewClientFromCard(ctx context.Context, card *Card, opts Options) (*Client, 
 	}
 	usable, err := interfacesOnTrustedOrigins(card, opts.InterfaceOrigins)
 	if err != nil {
-		return nil, NewError(KindProtocol, op, err)
+		return nil, NewError(clienterr.KindProtocol, op, err)
 	}
 	hc, owned := newHTTPClient(opts.HTTPClient, card.Origin(), cred)
 	hc.Transport = boundedBodies{base: hc.Transport, lim: limitsFrom(opts)}
@@ -163,7 +170,7 @@ func NewClientFromCard(ctx context.Context, card *Card, opts Options) (*Client, 
 		if owned != nil {
 			owned.CloseIdleConnections()
 		}
-		return nil, NewError(KindProtocol, op, fmt.Errorf("interface %s %s %s: %w", chosen.ProtocolBinding, chosen.ProtocolVersion, redactURL(chosen.URL), err))
+		return nil, NewError(clienterr.KindProtocol, op, fmt.Errorf("interface %s %s %s: %w", chosen.ProtocolBinding, chosen.ProtocolVersion, redactURL(chosen.URL), err))
 	}
 	timeout := opts.RequestTimeout
 	if timeout == 0 {
@@ -172,9 +179,9 @@ func NewClientFromCard(ctx context.Context, card *Card, opts Options) (*Client, 
 	return &Client{card: card, iface: *chosen, sdk: sc, cred: cred, owned: owned, reqTimeout: timeout}, nil
 }
 
-// AuthScheme returns how the client authenticates: AuthBearer, AuthAPIKey,
-// AuthOAuth2, or "" without a credential.
-func (c *Client) AuthScheme() AuthScheme {
+// AuthScheme returns how the client authenticates: one of the
+// credentials.Scheme constants, or "" without a credential.
+func (c *Client) AuthScheme() credentials.Scheme {
 	if c.cred == nil {
 		return ""
 	}
@@ -320,13 +327,13 @@ func (c *Client) Send(ctx context.Context, r SendRequest) (*SendResult, error) {
 	const op = "send"
 	req, err := r.build()
 	if err != nil {
-		return nil, NewError(KindRejected, op, err)
+		return nil, NewError(clienterr.KindRejected, op, err)
 	}
 	ctx, cancel, rec := c.unaryCtx(ctx)
 	defer cancel()
 	res, err := c.sdk.SendMessage(ctx, req)
 	if err != nil {
-		return nil, classify(ctx, op, err, rec.Status(), false, authref.Secret(c.cred))
+		return nil, classify(ctx, op, err, rec.Status(), false, credentials.Secret(c.cred))
 	}
 	if err := ValidateEvent(res); err != nil {
 		return nil, withOp(err, op)
@@ -337,7 +344,7 @@ func (c *Client) Send(ctx context.Context, r SendRequest) (*SendResult, error) {
 	case *sdk.Message:
 		return &SendResult{Message: v}, nil
 	}
-	return nil, NewError(KindProtocol, op, fmt.Errorf("unexpected result %T", res))
+	return nil, NewError(clienterr.KindProtocol, op, fmt.Errorf("unexpected result %T", res))
 }
 
 // GetTaskRequest asks for a task snapshot.
@@ -351,17 +358,17 @@ type GetTaskRequest struct {
 }
 
 // GetTask returns the current snapshot of a task. A task unknown to the
-// agent is KindNotFound.
+// agent is clienterr.KindNotFound.
 func (c *Client) GetTask(ctx context.Context, r GetTaskRequest) (*Task, error) {
 	const op = "get task"
 	if r.TaskID == "" {
-		return nil, NewError(KindRejected, op, errors.New("GetTaskRequest.TaskID is required"))
+		return nil, NewError(clienterr.KindRejected, op, errors.New("GetTaskRequest.TaskID is required"))
 	}
 	ctx, cancel, rec := c.unaryCtx(ctx)
 	defer cancel()
 	t, err := c.sdk.GetTask(ctx, &sdk.GetTaskRequest{ID: r.TaskID, Tenant: r.Tenant, HistoryLength: r.HistoryLength})
 	if err != nil {
-		return nil, classify(ctx, op, err, rec.Status(), false, authref.Secret(c.cred))
+		return nil, classify(ctx, op, err, rec.Status(), false, credentials.Secret(c.cred))
 	}
 	if err := ValidateEvent(t); err != nil {
 		return nil, withOp(err, op)
@@ -381,19 +388,19 @@ type CancelTaskRequest struct {
 }
 
 // CancelTask asks the agent to cancel a task and returns the task as the
-// agent reports it. An agent that refuses is KindRejected; an unknown task
-// is KindNotFound. Bounded by ctx and Options.RequestTimeout, so a hanging
-// remote cancel returns KindTimeout.
+// agent reports it. An agent that refuses is clienterr.KindRejected; an unknown task
+// is clienterr.KindNotFound. Bounded by ctx and Options.RequestTimeout, so a hanging
+// remote cancel returns clienterr.KindTimeout.
 func (c *Client) CancelTask(ctx context.Context, r CancelTaskRequest) (*Task, error) {
 	const op = "cancel task"
 	if r.TaskID == "" {
-		return nil, NewError(KindRejected, op, errors.New("CancelTaskRequest.TaskID is required"))
+		return nil, NewError(clienterr.KindRejected, op, errors.New("CancelTaskRequest.TaskID is required"))
 	}
 	ctx, cancel, rec := c.unaryCtx(ctx)
 	defer cancel()
 	t, err := c.sdk.CancelTask(ctx, &sdk.CancelTaskRequest{ID: r.TaskID, Tenant: r.Tenant, Metadata: r.Metadata})
 	if err != nil {
-		return nil, classify(ctx, op, err, rec.Status(), false, authref.Secret(c.cred))
+		return nil, classify(ctx, op, err, rec.Status(), false, credentials.Secret(c.cred))
 	}
 	if err := ValidateEvent(t); err != nil {
 		return nil, withOp(err, op)
@@ -402,7 +409,7 @@ func (c *Client) CancelTask(ctx context.Context, r CancelTaskRequest) (*Task, er
 }
 
 func withOp(err error, op string) error {
-	var e *Error
+	var e *clienterr.Error
 	if errors.As(err, &e) {
 		e.Op = op
 	}

@@ -7,7 +7,7 @@
 //	c, err := a2a.NewClient(ctx, "https://agent.example/.well-known/agent-card.json",
 //		a2a.Options{AuthRef: "env:AGENT_TOKEN"})
 //	if err != nil {
-//		return err // *a2a.Error (or *a2a.AuthRefError): see a2a.KindOf
+//		return err // a *clienterr.Error (see clienterr.KindOf), or a bad AuthRef
 //	}
 //	defer c.Close()
 //	s, err := c.SendStreaming(ctx, a2a.SendRequest{Text: "summarise the report"})
@@ -23,7 +23,7 @@
 //			fmt.Print(a2a.TextOf(ev.Artifact.Parts))
 //		}
 //	}
-//	if err := s.Err(); errors.Is(err, a2a.ErrInterrupted) {
+//	if err := s.Err(); errors.Is(err, clienterr.ErrInterrupted) {
 //		// The task goes on remotely: re-attach (resubscribe, or poll if it ended).
 //		rep, err := a2a.RecoverTask(ctx, c, s.TaskID(), a2a.RecoverOptions{})
 //		if err != nil {
@@ -49,19 +49,38 @@
 //     as a2a-go decodes it), on the consumer's goroutine (iter.Pull): no
 //     goroutine and no hand-off per event (docs/design.md#layering).
 //   - Recovery of a cut stream by resubscribing or polling ([RecoverTask]).
-//   - Credentials from host auth references ("env:NAME", "file:/path") sent as
-//     a bearer token only to the card's own origin ([ResolveAuthRef]); the
-//     mechanics are internal/authref's, shared with pkg/clients/agui.
-//   - One typed error, [*Error], whose [Kind] says what the caller can do.
-//     The type, the kinds and the sentinels are pkg/clients/clienterr's,
-//     shared with pkg/clients/agui; the classification of a2a-go, HTTP and
-//     network failures, the "a2a:" prefix and the hints are this package's.
+//   - Credentials: Options.AuthRef (a host auth reference, "env:NAME" or
+//     "file:/path"), Options.Credential or Options.Auth (bearer, API key or
+//     OAuth2 client credentials, completed and checked by the card's
+//     securitySchemes: [CompleteAuth]) are sent only to the card's own
+//     origin. The credential itself, the origin-bound transport and the
+//     redaction are pkg/credentials's, shared with pkg/clients/agui.
+//   - Errors: every call fails with a [*clienterr.Error] (pkg/clients/clienterr
+//     owns the type, the kinds and the sentinels, shared with
+//     pkg/clients/agui); its message starts "a2a: " and ends with this
+//     client's hint. This package decides which a2a-go, HTTP or network
+//     failure is which kind:
+//     KindUnavailable, the agent could not be reached, answered 5xx (or a
+//     bare 404), or its card could not be fetched (retryable);
+//     KindRejected, it refused the request (invalid params, unsupported
+//     operation, task not cancelable, other 4xx);
+//     KindUnauthorized, 401/403, an A2A unauthenticated or
+//     permission-denied error, or an OAuth2 token endpoint that refused the
+//     client (errors.Is [credentials.ErrCredentialsRefused]);
+//     KindNotFound, it does not know the task;
+//     KindProtocol, a malformed card or payload, an unexpected event, a
+//     refused redirect ([*credentials.RedirectError]);
+//     KindTimeout and KindCanceled, the caller's deadline or cancellation
+//     (errors.Is context.DeadlineExceeded or context.Canceled also holds);
+//     KindInterrupted, a stream cut before a terminal or interrupted state
+//     (recover with [RecoverTask]). [NewError] makes one in this client's
+//     terms. A bad Options.AuthRef is a [*credentials.RefError] instead.
 //
 // It must not decide delegation policy (timeouts per agent, artifact limits,
 // input-required handling, retries beyond a single recovery), and it must not
 // produce UI or stream events (DelegationEvent, AG-UI, SSE): callers read the
 // a2a-go event values this package hands out and map them themselves. It
-// imports a2a-go, internal/authref, pkg/clients/clienterr and small
+// imports a2a-go, pkg/credentials, pkg/clients/clienterr and small
 // libraries (JSON canonicalization, semver) only: never pkg/hosttools,
 // pkg/adapters, the bridges or pkg/clients/agui.
 //

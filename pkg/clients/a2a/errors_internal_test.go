@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 func TestClassify(t *testing.T) {
@@ -23,27 +25,27 @@ func TestClassify(t *testing.T) {
 		err       error
 		status    int
 		midStream bool
-		want      Kind
+		want      clienterr.Kind
 	}{
-		{"task not found", nil, fmt.Errorf("wrapped: %w", sdk.ErrTaskNotFound), 0, false, KindNotFound},
-		{"jsonrpc unauthenticated", nil, sdk.NewError(sdk.ErrUnauthenticated, "no"), 0, false, KindUnauthorized},
-		{"permission denied", nil, sdk.ErrUnauthorized, 0, false, KindUnauthorized},
-		{"unsupported operation", nil, sdk.ErrUnsupportedOperation, 0, false, KindRejected},
-		{"invalid params", nil, sdk.ErrInvalidParams, 0, false, KindRejected},
-		{"not cancelable", nil, sdk.ErrTaskNotCancelable, 0, false, KindRejected},
-		{"http 401 plain", nil, errors.New("unexpected HTTP status: 401 Unauthorized"), 401, false, KindUnauthorized},
-		{"http 403 over server error sentinel", nil, sdk.ErrServerError, 403, false, KindUnauthorized},
-		{"http 500", nil, errors.New("unexpected HTTP status: 500"), 500, false, KindUnavailable},
-		{"http 503 rest", nil, sdk.ErrServerError, 503, false, KindUnavailable},
-		{"http 404 bare", nil, errors.New("unexpected HTTP status: 404"), 404, false, KindUnavailable},
-		{"http 400", nil, errors.New("bad"), 400, false, KindRejected},
-		{"network before stream", nil, netErr, 0, false, KindUnavailable},
-		{"network mid stream", nil, fmt.Errorf("SSE stream error: %w", io.ErrUnexpectedEOF), 200, true, KindInterrupted},
-		{"internal error", nil, sdk.ErrInternalError, 200, false, KindUnavailable},
-		{"bad payload", nil, errors.New("unknown event type: [foo]"), 200, false, KindProtocol},
-		{"invalid agent response", nil, sdk.ErrInvalidAgentResponse, 200, false, KindProtocol},
-		{"caller cancelled", canceled, netErr, 0, false, KindCanceled},
-		{"deadline", nil, fmt.Errorf("x: %w", context.DeadlineExceeded), 0, false, KindTimeout},
+		{"task not found", nil, fmt.Errorf("wrapped: %w", sdk.ErrTaskNotFound), 0, false, clienterr.KindNotFound},
+		{"jsonrpc unauthenticated", nil, sdk.NewError(sdk.ErrUnauthenticated, "no"), 0, false, clienterr.KindUnauthorized},
+		{"permission denied", nil, sdk.ErrUnauthorized, 0, false, clienterr.KindUnauthorized},
+		{"unsupported operation", nil, sdk.ErrUnsupportedOperation, 0, false, clienterr.KindRejected},
+		{"invalid params", nil, sdk.ErrInvalidParams, 0, false, clienterr.KindRejected},
+		{"not cancelable", nil, sdk.ErrTaskNotCancelable, 0, false, clienterr.KindRejected},
+		{"http 401 plain", nil, errors.New("unexpected HTTP status: 401 Unauthorized"), 401, false, clienterr.KindUnauthorized},
+		{"http 403 over server error sentinel", nil, sdk.ErrServerError, 403, false, clienterr.KindUnauthorized},
+		{"http 500", nil, errors.New("unexpected HTTP status: 500"), 500, false, clienterr.KindUnavailable},
+		{"http 503 rest", nil, sdk.ErrServerError, 503, false, clienterr.KindUnavailable},
+		{"http 404 bare", nil, errors.New("unexpected HTTP status: 404"), 404, false, clienterr.KindUnavailable},
+		{"http 400", nil, errors.New("bad"), 400, false, clienterr.KindRejected},
+		{"network before stream", nil, netErr, 0, false, clienterr.KindUnavailable},
+		{"network mid stream", nil, fmt.Errorf("SSE stream error: %w", io.ErrUnexpectedEOF), 200, true, clienterr.KindInterrupted},
+		{"internal error", nil, sdk.ErrInternalError, 200, false, clienterr.KindUnavailable},
+		{"bad payload", nil, errors.New("unknown event type: [foo]"), 200, false, clienterr.KindProtocol},
+		{"invalid agent response", nil, sdk.ErrInvalidAgentResponse, 200, false, clienterr.KindProtocol},
+		{"caller cancelled", canceled, netErr, 0, false, clienterr.KindCanceled},
+		{"deadline", nil, fmt.Errorf("x: %w", context.DeadlineExceeded), 0, false, clienterr.KindTimeout},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,7 +56,7 @@ func TestClassify(t *testing.T) {
 			if !errors.Is(e, sentinelFor(tc.want)) {
 				t.Fatal("errors.Is with sentinel failed")
 			}
-			var as *Error
+			var as *clienterr.Error
 			if !errors.As(fmt.Errorf("outer: %w", e), &as) || as != e {
 				t.Fatal("errors.As failed")
 			}
@@ -65,11 +67,11 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-func sentinelFor(k Kind) error {
-	return map[Kind]error{
-		KindUnavailable: ErrUnavailable, KindRejected: ErrRejected, KindUnauthorized: ErrUnauthorized,
-		KindNotFound: ErrNotFound, KindProtocol: ErrProtocol, KindTimeout: ErrTimeout,
-		KindCanceled: ErrCanceled, KindInterrupted: ErrInterrupted,
+func sentinelFor(k clienterr.Kind) error {
+	return map[clienterr.Kind]error{
+		clienterr.KindUnavailable: clienterr.ErrUnavailable, clienterr.KindRejected: clienterr.ErrRejected, clienterr.KindUnauthorized: clienterr.ErrUnauthorized,
+		clienterr.KindNotFound: clienterr.ErrNotFound, clienterr.KindProtocol: clienterr.ErrProtocol, clienterr.KindTimeout: clienterr.ErrTimeout,
+		clienterr.KindCanceled: clienterr.ErrCanceled, clienterr.KindInterrupted: clienterr.ErrInterrupted,
 	}[k]
 }
 
@@ -80,7 +82,7 @@ func TestClassifyRedactsEchoedSecret(t *testing.T) {
 	if strings.Contains(e.Error(), secret) {
 		t.Fatalf("secret leaked: %s", e)
 	}
-	if e.Kind != KindRejected || !errors.Is(e, sdk.ErrInvalidParams) {
+	if e.Kind != clienterr.KindRejected || !errors.Is(e, sdk.ErrInvalidParams) {
 		t.Fatalf("redaction lost classification: %v", e)
 	}
 }

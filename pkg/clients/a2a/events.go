@@ -8,6 +8,8 @@ import (
 	"fmt"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 var jsonrpcCodes = map[int]error{
@@ -23,7 +25,7 @@ var jsonrpcCodes = map[int]error{
 // response envelope ({"jsonrpc":"2.0","result":{...}} or {"error":{...}}) as
 // carried in an SSE data line, or the bare stream response object
 // ({"task"|"message"|"statusUpdate"|"artifactUpdate": {...}}). The event is
-// checked with [ValidateEvent]. Errors are [*Error]: KindProtocol for
+// checked with [ValidateEvent]. Errors are [*clienterr.Error]: clienterr.KindProtocol for
 // malformed input, or the kind of a JSON-RPC error. DecodeEvent never panics.
 func DecodeEvent(raw []byte) (Event, error) {
 	const op = "decode event"
@@ -36,7 +38,7 @@ func DecodeEvent(raw []byte) (Event, error) {
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(raw, &env); err != nil {
-		return nil, NewError(KindProtocol, op, fmt.Errorf("not a JSON object: %w", err))
+		return nil, NewError(clienterr.KindProtocol, op, fmt.Errorf("not a JSON object: %w", err))
 	}
 	body := raw
 	if env.JSONRPC != "" || env.Error != nil || env.Result != nil {
@@ -48,13 +50,13 @@ func DecodeEvent(raw []byte) (Event, error) {
 			return nil, classify(context.TODO(), op, sdk.NewError(base, fmt.Sprintf("jsonrpc error %d: %s", env.Error.Code, env.Error.Message)), 0, false, "")
 		}
 		if len(env.Result) == 0 || bytes.Equal(bytes.TrimSpace(env.Result), []byte("null")) {
-			return nil, NewError(KindProtocol, op, errors.New("JSON-RPC response has neither result nor error"))
+			return nil, NewError(clienterr.KindProtocol, op, errors.New("JSON-RPC response has neither result nor error"))
 		}
 		body = env.Result
 	}
 	var sr sdk.StreamResponse
 	if err := json.Unmarshal(body, &sr); err != nil {
-		return nil, NewError(KindProtocol, op, err)
+		return nil, NewError(clienterr.KindProtocol, op, err)
 	}
 	if err := ValidateEvent(sr.Event); err != nil {
 		return nil, err
@@ -65,10 +67,10 @@ func DecodeEvent(raw []byte) (Event, error) {
 // ValidateEvent checks the invariants a consumer relies on and a2a-go's
 // decoder does not enforce: non-nil payloads, task ids on updates, an
 // artifact on artifact updates, and a known task state. It returns an
-// [*Error] of kind KindProtocol naming the problem.
+// [*clienterr.Error] of kind clienterr.KindProtocol naming the problem.
 func ValidateEvent(ev Event) error {
 	bad := func(format string, args ...any) error {
-		return NewError(KindProtocol, "validate event", fmt.Errorf(format, args...))
+		return NewError(clienterr.KindProtocol, "validate event", fmt.Errorf(format, args...))
 	}
 	switch e := ev.(type) {
 	case nil:

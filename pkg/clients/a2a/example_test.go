@@ -13,6 +13,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/seed0634/agentadaptor/pkg/clients/a2a"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 // A client is made from an agent's card URL; a streaming send is read event
@@ -32,7 +34,7 @@ func ExampleClient_SendStreaming() {
 
 	s, err := c.SendStreaming(ctx, a2a.SendRequest{Text: "Ada"})
 	if err != nil {
-		fmt.Println(err) // *a2a.Error: unavailable, unauthorized, rejected, ...
+		fmt.Println(err) // *clienterr.Error: unavailable, unauthorized, rejected, ...
 		return
 	}
 	defer s.Close()
@@ -60,9 +62,10 @@ func ExampleClient_SendStreaming() {
 	// terminal: true TASK_STATE_COMPLETED
 }
 
-// Errors say what the caller can do about them: match them with errors.Is
-// and the Err* sentinels, or switch on KindOf.
-func ExampleKindOf() {
+// Errors are *clienterr.Error values whose Kind says what the caller can do
+// about them: match them with errors.Is and clienterr's Err* sentinels, or
+// switch on clienterr.KindOf. The kinds are the same for both clients.
+func Example_errors() {
 	cardURL, stop := startGreeter()
 	defer stop()
 
@@ -75,8 +78,8 @@ func ExampleKindOf() {
 	defer c.Close()
 
 	_, err = c.GetTask(ctx, a2a.GetTaskRequest{TaskID: "no-such-task"})
-	fmt.Println(errors.Is(err, a2a.ErrNotFound), a2a.KindOf(err) == a2a.KindNotFound)
-	var e *a2a.Error
+	fmt.Println(errors.Is(err, clienterr.ErrNotFound), clienterr.KindOf(err) == clienterr.KindNotFound)
+	var e *clienterr.Error
 	if errors.As(err, &e) {
 		fmt.Println(e.Op, "/", e.Kind, "/ retryable:", e.Retryable())
 	}

@@ -3,6 +3,10 @@ package a2a
 import (
 	"errors"
 	"testing"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 var cardSeeds = []string{
@@ -25,7 +29,7 @@ func FuzzCardIngestion(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte, source string) {
 		card, err := ParseCard(raw, source)
 		if err != nil {
-			if !errors.Is(err, ErrProtocol) {
+			if !errors.Is(err, clienterr.ErrProtocol) {
 				t.Fatalf("untyped error: %v", err)
 			}
 			return
@@ -34,7 +38,7 @@ func FuzzCardIngestion(f *testing.F) {
 			t.Fatalf("accepted an unusable card: %+v", card)
 		}
 		for _, in := range card.Agent.SupportedInterfaces {
-			if Origin(in.URL) == "" {
+			if credentials.Origin(in.URL) == "" {
 				t.Fatalf("accepted interface without an absolute URL: %q", in.URL)
 			}
 		}
@@ -63,7 +67,7 @@ func FuzzEventDecoding(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		ev, err := DecodeEvent(raw)
 		if err != nil {
-			if KindOf(err) == 0 {
+			if clienterr.KindOf(err) == 0 {
 				t.Fatalf("untyped error: %v", err)
 			}
 			return

@@ -6,6 +6,10 @@ import (
 	"testing"
 
 	client "github.com/seed0634/agentadaptor/pkg/clients/a2a"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // cardWith is a card fetched from https://agent.example whose interfaces
@@ -46,14 +50,14 @@ func TestHTTPSCardNeverUsesAPlainHTTPInterface(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := client.NewClientFromCard(context.Background(), cardWith(t, tt.urls...),
-				client.Options{Credential: client.NewCredential("test", secretToken), InterfaceOrigins: tt.extra})
+				client.Options{Credential: credentials.FromToken("test", secretToken), InterfaceOrigins: tt.extra})
 			if tt.want == "" {
 				if err == nil {
 					_ = c.Close()
 					t.Fatal("a client for an https card's plain-http interface")
 				}
-				if client.KindOf(err) != client.KindProtocol || !strings.Contains(err.Error(), "never downgrades https to http") {
-					t.Fatalf("error %v (kind %v)", err, client.KindOf(err))
+				if clienterr.KindOf(err) != clienterr.KindProtocol || !strings.Contains(err.Error(), "never downgrades https to http") {
+					t.Fatalf("error %v (kind %v)", err, clienterr.KindOf(err))
 				}
 				return
 			}

@@ -108,7 +108,7 @@ func TestJSONRPCStreamsMatchA2AGo(t *testing.T) {
 	if decodeArtifactUpdate([]byte(artifactUpdateJSON)) == nil {
 		t.Error("an artifact update did not take the one-pass decoding")
 	}
-	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "internal", "delegationtest", "testdata", "jsa2a", "*", "*.sse"))
+	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "internal", "testkit", "delegationtest", "testdata", "jsa2a", "*", "*.sse"))
 	if len(files) == 0 {
 		t.Fatal("no recorded @a2a-js/sdk streams found")
 	}

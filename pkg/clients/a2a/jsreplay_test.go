@@ -5,12 +5,12 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
+	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
 	client "github.com/seed0634/agentadaptor/pkg/clients/a2a"
 )
 
 // The recorded wire traffic of an @a2a-js/sdk server
-// (tests/node/a2a-js-remote.mjs, internal/delegationtest/testdata/jsa2a)
+// (tests/node/a2a-js-remote.mjs, internal/testkit/delegationtest/testdata/jsa2a)
 // through the client: an answer carried only in artifacts, and a follow-up
 // stream that begins with the Task still in input-required.
 func TestJSRemoteReplayGeneric(t *testing.T) {

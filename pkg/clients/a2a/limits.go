@@ -1,17 +1,18 @@
 package a2a
 
 import (
-	"strings"
-
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // Default bounds on what the client reads from an agent
@@ -26,7 +27,7 @@ const (
 	DefaultMaxStreamBytes = 256 << 20
 )
 
-// Causes wrapped by the [*Error] (kind KindProtocol) of a call whose
+// Causes wrapped by the [*clienterr.Error] (kind clienterr.KindProtocol) of a call whose
 // response broke a bound; match them with errors.Is.
 var (
 	// ErrEventTooLarge: an SSE event (or line) exceeded MaxEventBytes.
@@ -173,7 +174,7 @@ func interfacesOnTrustedOrigins(card *Card, extra []string) ([]*sdk.AgentInterfa
 	}
 	allowed := map[string]bool{strings.ToLower(home): true}
 	for _, o := range extra {
-		allowed[strings.ToLower(Origin(o))] = true // "https://api.example" is https://api.example:443
+		allowed[strings.ToLower(credentials.Origin(o))] = true // "https://api.example" is https://api.example:443
 	}
 	secure := strings.HasPrefix(home, "https://")
 	var out []*sdk.AgentInterface
@@ -182,7 +183,7 @@ func interfacesOnTrustedOrigins(card *Card, extra []string) ([]*sdk.AgentInterfa
 		if in == nil {
 			continue
 		}
-		o := strings.ToLower(Origin(in.URL))
+		o := strings.ToLower(credentials.Origin(in.URL))
 		if !allowed[o] || (secure && strings.HasPrefix(o, "http://")) {
 			refused = append(refused, o)
 			continue

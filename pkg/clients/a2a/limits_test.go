@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	client "github.com/seed0634/agentadaptor/pkg/clients/a2a"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 // hostile serves an agent card whose JSON-RPC interface answers every call
@@ -73,7 +75,7 @@ func TestNeverEndingEventFailsFast(t *testing.T) {
 		err = s.Err()
 		_ = s.Close()
 	}
-	if client.KindOf(err) != client.KindProtocol || !errors.Is(err, client.ErrEventTooLarge) {
+	if clienterr.KindOf(err) != clienterr.KindProtocol || !errors.Is(err, client.ErrEventTooLarge) {
 		t.Fatalf("err = %v, want a protocol error wrapping ErrEventTooLarge", err)
 	}
 	if w := written.Load(); w > 64<<20 {
@@ -95,7 +97,7 @@ func TestHugeJSONResponseIsRefused(t *testing.T) {
 	}
 	defer c.Close()
 	_, err = c.GetTask(testCtx(t), client.GetTaskRequest{TaskID: "t"})
-	if client.KindOf(err) != client.KindProtocol || !errors.Is(err, client.ErrResponseTooLarge) {
+	if clienterr.KindOf(err) != clienterr.KindProtocol || !errors.Is(err, client.ErrResponseTooLarge) {
 		t.Fatalf("err = %v, want a protocol error wrapping ErrResponseTooLarge", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 // RecoveryOutcome says how [RecoverTask] ended.
@@ -59,8 +61,8 @@ type RecoveryReport struct {
 
 // RecoverTask re-attaches to a task after its stream was cut (an error, or
 // a clean close before a terminal state). Each attempt resubscribes; when
-// the task has no active execution (KindNotFound from Subscribe) or the
-// agent cannot stream (KindRejected), it polls GetTask instead. Retryable
+// the task has no active execution (clienterr.KindNotFound from Subscribe) or the
+// agent cannot stream (clienterr.KindRejected), it polls GetTask instead. Retryable
 // failures (unavailable, interrupted, timeout of one call) are retried with
 // exponential backoff up to MaxAttempts; other errors end recovery.
 //
@@ -70,7 +72,7 @@ type RecoveryReport struct {
 func RecoverTask(ctx context.Context, c *Client, taskID TaskID, opts RecoverOptions) (*RecoveryReport, error) {
 	rep := &RecoveryReport{}
 	if c == nil || taskID == "" {
-		rep.Outcome, rep.Err = RecoveryFailed, NewError(KindRejected, "recover", errors.New("RecoverTask needs a client and a task id"))
+		rep.Outcome, rep.Err = RecoveryFailed, NewError(clienterr.KindRejected, "recover", errors.New("RecoverTask needs a client and a task id"))
 		return rep, rep.Err
 	}
 	maxAttempts := opts.MaxAttempts
@@ -111,7 +113,7 @@ func RecoverTask(ctx context.Context, c *Client, taskID TaskID, opts RecoverOpti
 			}
 			lastErr = err
 			switch {
-			case errors.Is(err, ErrNotFound), errors.Is(err, ErrRejected):
+			case errors.Is(err, clienterr.ErrNotFound), errors.Is(err, clienterr.ErrRejected):
 				// No active execution, or no streaming: poll right away.
 				poll, skipWait = true, true
 				continue
@@ -136,23 +138,23 @@ func RecoverTask(ctx context.Context, c *Client, taskID TaskID, opts RecoverOpti
 			rep.Outcome = RecoveryPolled
 			return rep, nil
 		}
-		lastErr = NewError(KindInterrupted, "recover", fmt.Errorf("task %s still %s", taskID, rep.State))
+		lastErr = NewError(clienterr.KindInterrupted, "recover", fmt.Errorf("task %s still %s", taskID, rep.State))
 	}
 	if lastErr == nil {
 		lastErr = errors.New("no attempt made")
 	}
-	return failRecovery(rep, NewError(KindOf(lastErr), "recover",
+	return failRecovery(rep, NewError(clienterr.KindOf(lastErr), "recover",
 		fmt.Errorf("gave up after %d attempts: %w", rep.Attempts, lastErr)))
 }
 
 func isRetryable(err error) bool {
-	var e *Error
+	var e *clienterr.Error
 	return errors.As(err, &e) && e.Retryable()
 }
 
 func failRecovery(rep *RecoveryReport, err error) (*RecoveryReport, error) {
-	if KindOf(err) == 0 {
-		err = NewError(KindUnavailable, "recover", err)
+	if clienterr.KindOf(err) == 0 {
+		err = NewError(clienterr.KindUnavailable, "recover", err)
 	}
 	rep.Outcome, rep.Err = RecoveryFailed, err
 	return rep, err

@@ -10,7 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 const (
@@ -30,7 +32,7 @@ type CardResolverOptions struct {
 	HTTPClient *http.Client
 	// Credential, if set, is sent as a bearer token to the card URL's own
 	// origin only (redirects to other origins are refused).
-	Credential *Credential
+	Credential *credentials.Credential
 	// FetchTimeout bounds each fetch; 0 means DefaultCardFetchTimeout.
 	FetchTimeout time.Duration
 	// TTL is how long a fetched card is reused; 0 means DefaultCardTTL,
@@ -77,9 +79,9 @@ func NewCardResolver(opts CardResolverOptions) *CardResolver {
 }
 
 // Resolve returns the card at cardURL, from the cache when fresh. Errors are
-// [*Error]: KindUnavailable when the fetch failed (network, non-200),
-// KindUnauthorized on 401/403, KindProtocol for a malformed card,
-// KindTimeout/KindCanceled from ctx.
+// [*clienterr.Error]: clienterr.KindUnavailable when the fetch failed (network, non-200),
+// clienterr.KindUnauthorized on 401/403, clienterr.KindProtocol for a malformed card,
+// clienterr.KindTimeout/clienterr.KindCanceled from ctx.
 func (r *CardResolver) Resolve(ctx context.Context, cardURL string) (*Card, error) {
 	for {
 		r.mu.Lock()
@@ -95,7 +97,7 @@ func (r *CardResolver) Resolve(ctx context.Context, cardURL string) (*Card, erro
 				return nil, classify(ctx, "fetch card", ctx.Err(), 0, false, "")
 			}
 			// The leader's own cancellation says nothing about ours: retry.
-			if f.err != nil && (errors.Is(f.err, ErrCanceled) || errors.Is(f.err, ErrTimeout)) && ctx.Err() == nil {
+			if f.err != nil && (errors.Is(f.err, clienterr.ErrCanceled) || errors.Is(f.err, clienterr.ErrTimeout)) && ctx.Err() == nil {
 				continue
 			}
 			return f.card, f.err
@@ -138,11 +140,11 @@ func (r *CardResolver) fetch(ctx context.Context, cardURL string) (*Card, error)
 		owned.DisableKeepAlives = true
 		hc = &http.Client{Transport: owned}
 	}
-	client, _ := newHTTPClient(hc, Origin(cardURL), r.opts.Credential)
+	client, _ := newHTTPClient(hc, credentials.Origin(cardURL), r.opts.Credential)
 	if owned != nil {
 		defer owned.CloseIdleConnections()
 	}
-	return fetchCard(ctx, client, cardURL, r.opts.FetchTimeout, authref.Secret(r.opts.Credential), r.opts.Now)
+	return fetchCard(ctx, client, cardURL, r.opts.FetchTimeout, credentials.Secret(r.opts.Credential), r.opts.Now)
 }
 
 // FetchCard fetches, validates and fingerprints the Agent Card at cardURL
@@ -154,15 +156,15 @@ func FetchCard(ctx context.Context, cardURL string) (*Card, error) {
 
 func fetchCard(ctx context.Context, client *http.Client, cardURL string, timeout time.Duration, secret string, now func() time.Time) (*Card, error) {
 	const op = "fetch card"
-	if Origin(cardURL) == "" {
-		return nil, NewError(KindRejected, op, fmt.Errorf("card URL %q is not an absolute http(s) URL", cardURL))
+	if credentials.Origin(cardURL) == "" {
+		return nil, NewError(clienterr.KindRejected, op, fmt.Errorf("card URL %q is not an absolute http(s) URL", cardURL))
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ctx, rec := withCallRecord(ctx)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cardURL, nil)
 	if err != nil {
-		return nil, NewError(KindRejected, op, err)
+		return nil, NewError(clienterr.KindRejected, op, err)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
@@ -172,10 +174,10 @@ func fetchCard(ctx context.Context, client *http.Client, cardURL string, timeout
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		e := NewError(KindUnavailable, op, fmt.Errorf("GET %s returned %s", redactURL(cardURL), resp.Status))
+		e := NewError(clienterr.KindUnavailable, op, fmt.Errorf("GET %s returned %s", redactURL(cardURL), resp.Status))
 		e.Status = resp.StatusCode
 		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-			e.Kind = KindUnauthorized
+			e.Kind = clienterr.KindUnauthorized
 		}
 		return nil, e
 	}

@@ -10,49 +10,17 @@ import (
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
-// Auth is how a client authenticates to an agent beyond a plain bearer
-// auth reference: a bearer token, an API key header, or OAuth2 client
-// credentials, every secret by auth reference (see internal/authref). The
-// agent card's securitySchemes complete it (the API key's header, the
-// token URL and the scopes of the card's oauth2 clientCredentials flow) and
-// must not exclude it.
-type Auth = authref.Auth
-
-// AuthScheme is an [Auth]'s scheme.
-type AuthScheme = authref.Scheme
-
-// The schemes of [Auth].
-const (
-	AuthBearer = authref.SchemeBearer
-	AuthAPIKey = authref.SchemeAPIKey
-	AuthOAuth2 = authref.SchemeOAuth2
-)
-
-// Secrets is the set of secrets a host scrubs from what it shows; a client
-// adds the secrets its credential uses (including each OAuth2 access token)
-// to Options.Secrets.
-type Secrets = authref.Secrets
-
-// TokenError is a failed OAuth2 token request (errors.Is
-// ErrCredentialsRefused when the token endpoint refused the client
-// credentials; such a call is KindUnauthorized).
-type TokenError = authref.TokenError
-
-// ErrCredentialsRefused: the OAuth2 token endpoint refused the client
-// credentials.
-var ErrCredentialsRefused = authref.ErrCredentialsRefused
-
-// SchemeError says that the configured [Auth] cannot be used with an agent
+// SchemeError says that the configured [credentials.Auth] cannot be used with an agent
 // as its card describes it: the card declares security schemes and none
 // fits, or the card lacks what the configuration left out (an API key
 // header, a token URL), or offers it where the host will not send a secret
 // ([ErrForeignTokenURL]). It names scheme types only, never remote text.
 type SchemeError struct {
 	// Scheme is the configured scheme.
-	Scheme AuthScheme
+	Scheme credentials.Scheme
 	// Declared are the card's scheme types (see [DeclaredSchemes]).
 	Declared []string
 	// Problem says what does not fit and what to configure.
@@ -141,9 +109,9 @@ func flowName(f sdk.OAuthFlows) string {
 // A card that declares no schemes (or whose schemes could not be read)
 // leaves a as configured. It returns a [*SchemeError] when the card rules
 // a out or a is incomplete.
-func CompleteAuth(a Auth, card *Card) (Auth, error) {
+func CompleteAuth(a credentials.Auth, card *Card) (credentials.Auth, error) {
 	declared := DeclaredSchemes(card)
-	fail := func(format string, args ...any) (Auth, error) {
+	fail := func(format string, args ...any) (credentials.Auth, error) {
 		return a, &SchemeError{Scheme: a.Scheme, Declared: declared, Problem: fmt.Sprintf(format, args...)}
 	}
 	var schemes sdk.NamedSecuritySchemes
@@ -162,7 +130,7 @@ func CompleteAuth(a Auth, card *Card) (Auth, error) {
 		return a, nil
 	}
 	switch a.Scheme {
-	case AuthBearer:
+	case credentials.SchemeBearer:
 		for _, n := range names {
 			switch v := schemes[n].(type) {
 			case sdk.HTTPAuthSecurityScheme:
@@ -174,7 +142,7 @@ func CompleteAuth(a Auth, card *Card) (Auth, error) {
 			}
 		}
 		return fail("the card declares no bearer scheme (http bearer, oauth2, openIdConnect)")
-	case AuthAPIKey:
+	case credentials.SchemeAPIKey:
 		found := false
 		for _, n := range names {
 			v, ok := schemes[n].(sdk.APIKeySecurityScheme)
@@ -197,7 +165,7 @@ func CompleteAuth(a Auth, card *Card) (Auth, error) {
 			return fail("the card's API key goes in a query parameter or cookie, which the host does not send; configure auth.header if the agent also accepts a header")
 		}
 		return fail("the card declares no apiKey scheme")
-	case AuthOAuth2:
+	case credentials.SchemeOAuth2:
 		for _, n := range names {
 			v, ok := schemes[n].(sdk.OAuth2SecurityScheme)
 			if !ok {
@@ -208,13 +176,13 @@ func CompleteAuth(a Auth, card *Card) (Auth, error) {
 				if !isCC {
 					continue
 				}
-				if err := authref.CheckTokenURL(flow.TokenURL); err != nil {
+				if err := credentials.CheckTokenURL(flow.TokenURL); err != nil {
 					return fail("the card's clientCredentials token URL %v; configure auth.token_url", err)
 				}
 				// The client secret goes where the token URL says: a card
 				// may only name an endpoint on its own origin. Another one
 				// must be configured, not taken from remote text.
-				if origin := card.Origin(); origin == "" || Origin(flow.TokenURL) != origin {
+				if origin := card.Origin(); origin == "" || credentials.Origin(flow.TokenURL) != origin {
 					return a, &SchemeError{Scheme: a.Scheme, Declared: declared, Err: ErrForeignTokenURL,
 						Problem: "the card's clientCredentials token URL is not on the card's origin, so the client secret is not sent there; configure auth.token_url to trust that endpoint"}
 				}
@@ -233,8 +201,8 @@ func CompleteAuth(a Auth, card *Card) (Auth, error) {
 	return fail("unknown scheme")
 }
 
-func missingField(a Auth) string {
-	if a.Scheme == AuthAPIKey {
+func missingField(a credentials.Auth) string {
+	if a.Scheme == credentials.SchemeAPIKey {
 		return "API key header (auth.header)"
 	}
 	return "token URL (auth.token_url)"
@@ -259,7 +227,7 @@ func requiredScopes(card *Card, scheme sdk.SecuritySchemeName) []string {
 
 // credentialFor returns the credential a client for card uses: the given
 // Credential, the Auth completed by the card, or the AuthRef's bearer token.
-func credentialFor(card *Card, opts Options) (*Credential, error) {
+func credentialFor(card *Card, opts Options) (*credentials.Credential, error) {
 	if opts.Auth != nil {
 		a, err := CompleteAuth(*opts.Auth, card)
 		if err != nil {
@@ -268,14 +236,14 @@ func credentialFor(card *Card, opts Options) (*Credential, error) {
 		if opts.Credential != nil {
 			return opts.Credential, nil
 		}
-		return authScope.ResolveAuth(a, authref.ResolveOptions{HTTPClient: opts.HTTPClient, Secrets: opts.Secrets})
+		return credentials.ResolveAuth(a, credentials.ResolveOptions{HTTPClient: opts.HTTPClient, Secrets: opts.Secrets})
 	}
 	return credentialFrom(opts)
 }
 
 // fetchCredential is the credential sent with the card fetch: the given
 // one, the AuthRef's, or an Auth that needs nothing from the card.
-func fetchCredential(opts Options) (*Credential, error) {
+func fetchCredential(opts Options) (*credentials.Credential, error) {
 	if opts.Auth == nil {
 		return credentialFrom(opts)
 	}
@@ -285,7 +253,7 @@ func fetchCredential(opts Options) (*Credential, error) {
 	if !opts.Auth.Complete() {
 		return nil, opts.Auth.Validate()
 	}
-	return authScope.ResolveAuth(*opts.Auth, authref.ResolveOptions{HTTPClient: opts.HTTPClient, Secrets: opts.Secrets})
+	return credentials.ResolveAuth(*opts.Auth, credentials.ResolveOptions{HTTPClient: opts.HTTPClient, Secrets: opts.Secrets})
 }
 
 // lazyRegexp compiles expr on first use: a process that never uses a

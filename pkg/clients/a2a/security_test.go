@@ -9,8 +9,12 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	client "github.com/seed0634/agentadaptor/pkg/clients/a2a"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 const apiKey = "api-key-5f4e3d2c1b"
@@ -27,9 +31,9 @@ func TestAPIKeyFromTheCard(t *testing.T) {
 	leakCheck(t)
 	t.Setenv("A2A_TEST_API_KEY", apiKey)
 	f := fakea2a.New(t, fakea2a.Options{RequireAPIKey: apiKey, APIKeyHeader: "X-Agent-Key", SecuritySchemes: apiKeyScheme, Behavior: fakea2a.Script(fakea2a.Completed("ok"))})
-	secrets := &client.Secrets{}
-	c := dial(t, f, client.Options{Auth: &client.Auth{Scheme: client.AuthAPIKey, TokenRef: "env:A2A_TEST_API_KEY"}, Secrets: secrets})
-	if c.AuthScheme() != client.AuthAPIKey {
+	secrets := &credentials.Secrets{}
+	c := dial(t, f, client.Options{Auth: &credentials.Auth{Scheme: credentials.SchemeAPIKey, TokenRef: "env:A2A_TEST_API_KEY"}, Secrets: secrets})
+	if c.AuthScheme() != credentials.SchemeAPIKey {
 		t.Errorf("scheme %q", c.AuthScheme())
 	}
 	if _, err := c.Send(testCtx(t), client.SendRequest{Text: "hi"}); err != nil {
@@ -56,8 +60,8 @@ func TestOAuth2ClientCredentialsFromTheCard(t *testing.T) {
 	t.Setenv("A2A_TEST_CLIENT_SECRET", "client-secret-0a1b2c")
 	f := fakea2a.New(t, fakea2a.Options{OAuth2: &fakea2a.OAuth2Client{ID: "host", Secret: "client-secret-0a1b2c"}, SecuritySchemes: oauthScheme,
 		SecurityRequirements: oauthNeeds, Behavior: fakea2a.Script(fakea2a.Completed("ok"))})
-	secrets := &client.Secrets{}
-	c := dial(t, f, client.Options{Auth: &client.Auth{Scheme: client.AuthOAuth2, ClientID: "host", ClientSecretRef: "env:A2A_TEST_CLIENT_SECRET"}, Secrets: secrets})
+	secrets := &credentials.Secrets{}
+	c := dial(t, f, client.Options{Auth: &credentials.Auth{Scheme: credentials.SchemeOAuth2, ClientID: "host", ClientSecretRef: "env:A2A_TEST_CLIENT_SECRET"}, Secrets: secrets})
 	for range 2 {
 		if _, err := c.Send(testCtx(t), client.SendRequest{Text: "hi"}); err != nil {
 			t.Fatal(err)
@@ -70,14 +74,14 @@ func TestOAuth2ClientCredentialsFromTheCard(t *testing.T) {
 	if !secrets.Contains("fake-access-token-1") || !secrets.Contains("client-secret-0a1b2c") {
 		t.Error("the access token and the client secret must be known secrets")
 	}
-	if c.AuthScheme() != client.AuthOAuth2 {
+	if c.AuthScheme() != credentials.SchemeOAuth2 {
 		t.Errorf("scheme %q", c.AuthScheme())
 	}
 
 	// Wrong client secret: the call is refused as unauthorized, the secret
 	// never appears.
 	t.Setenv("A2A_TEST_WRONG_SECRET", "wrong-secret-9z8y7x")
-	wrong := client.Auth{Scheme: client.AuthOAuth2, ClientID: "host", ClientSecretRef: "env:A2A_TEST_WRONG_SECRET"}
+	wrong := credentials.Auth{Scheme: credentials.SchemeOAuth2, ClientID: "host", ClientSecretRef: "env:A2A_TEST_WRONG_SECRET"}
 	bad := dial(t, f, client.Options{Auth: &wrong})
 	_, err := bad.Send(testCtx(t), client.SendRequest{Text: "hi"})
 	checkRefused(t, err)
@@ -90,8 +94,8 @@ func TestOAuth2ClientCredentialsFromTheCard(t *testing.T) {
 
 func checkRefused(t *testing.T, err error) {
 	t.Helper()
-	if client.KindOf(err) != client.KindUnauthorized || !errors.Is(err, client.ErrCredentialsRefused) {
-		t.Fatalf("err = %v (kind %v)", err, client.KindOf(err))
+	if clienterr.KindOf(err) != clienterr.KindUnauthorized || !errors.Is(err, credentials.ErrCredentialsRefused) {
+		t.Fatalf("err = %v (kind %v)", err, clienterr.KindOf(err))
 	}
 	if strings.Contains(fmt.Sprintf("%v %+v", err, err), "wrong-secret-9z8y7x") {
 		t.Errorf("the secret leaked: %v", err)
@@ -108,14 +112,14 @@ func TestAuthSchemeMismatch(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		schemes a2a.NamedSecuritySchemes
-		auth    client.Auth
+		auth    credentials.Auth
 		problem string
 	}{
-		{"api key vs oauth2 card", oauthScheme, client.Auth{Scheme: client.AuthAPIKey, TokenRef: "env:A2A_TEST_API_KEY"}, "no apiKey scheme"},
-		{"no header anywhere", nil, client.Auth{Scheme: client.AuthAPIKey, TokenRef: "env:A2A_TEST_API_KEY"}, "auth.header"},
-		{"bearer vs api key card", apiKeyScheme, client.Auth{Scheme: client.AuthBearer, TokenRef: "env:A2A_TEST_API_KEY"}, "no bearer scheme"},
-		{"oauth2 vs api key card", apiKeyScheme, client.Auth{Scheme: client.AuthOAuth2, ClientID: "c", ClientSecretRef: "env:A2A_TEST_CLIENT_SECRET"}, "auth.token_url"},
-		{"plain-http token url", insecure, client.Auth{Scheme: client.AuthOAuth2, ClientID: "c", ClientSecretRef: "env:A2A_TEST_CLIENT_SECRET"}, "https"},
+		{"api key vs oauth2 card", oauthScheme, credentials.Auth{Scheme: credentials.SchemeAPIKey, TokenRef: "env:A2A_TEST_API_KEY"}, "no apiKey scheme"},
+		{"no header anywhere", nil, credentials.Auth{Scheme: credentials.SchemeAPIKey, TokenRef: "env:A2A_TEST_API_KEY"}, "auth.header"},
+		{"bearer vs api key card", apiKeyScheme, credentials.Auth{Scheme: credentials.SchemeBearer, TokenRef: "env:A2A_TEST_API_KEY"}, "no bearer scheme"},
+		{"oauth2 vs api key card", apiKeyScheme, credentials.Auth{Scheme: credentials.SchemeOAuth2, ClientID: "c", ClientSecretRef: "env:A2A_TEST_CLIENT_SECRET"}, "auth.token_url"},
+		{"plain-http token url", insecure, credentials.Auth{Scheme: credentials.SchemeOAuth2, ClientID: "c", ClientSecretRef: "env:A2A_TEST_CLIENT_SECRET"}, "https"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := fakea2a.New(t, fakea2a.Options{SecuritySchemes: tc.schemes})

@@ -12,7 +12,9 @@ import (
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 // StreamOptions tune a [Stream]. The zero value gives the safe defaults.
@@ -51,12 +53,12 @@ type streamItem struct {
 //	for s.Next() {
 //		switch ev := s.Event().(type) { ... }
 //	}
-//	if err := s.Err(); err != nil { ... } // e.g. KindInterrupted: use RecoverTask
+//	if err := s.Err(); err != nil { ... } // e.g. clienterr.KindInterrupted: use RecoverTask
 //
 // Next returns false after the first terminal (completed, failed, canceled,
 // rejected) or interrupted (input-required, auth-required) state, after a
 // standalone message reply, or on error. A stream that ends before any of
-// these reports an [*Error] of kind KindInterrupted. Cancelling ctx or
+// these reports an [*clienterr.Error] of kind clienterr.KindInterrupted. Cancelling ctx or
 // calling Close ends the stream; neither cancels the remote task.
 //
 // Next, Event and Err are for one consumer goroutine; Close may be called
@@ -108,7 +110,7 @@ func newStream(ctx context.Context, op string, secret string, opts StreamOptions
 		err := s.err
 		s.Close()
 		if err == nil {
-			err = NewError(KindInterrupted, op, errors.New("stream closed before the first event"))
+			err = NewError(clienterr.KindInterrupted, op, errors.New("stream closed before the first event"))
 		}
 		return nil, err
 	}
@@ -169,7 +171,7 @@ func (s *Stream) advance() bool {
 			if s.final || IsTerminal(s.state) || IsInterrupted(s.state) {
 				s.finish(nil)
 			} else {
-				e := NewError(KindInterrupted, s.op,
+				e := NewError(clienterr.KindInterrupted, s.op,
 					fmt.Errorf("stream closed before a terminal state (last state %s)", stateLabel(s.state)))
 				e.Status = s.rec.Status()
 				s.finish(e)
@@ -178,8 +180,8 @@ func (s *Stream) advance() bool {
 		}
 		if it.err != nil {
 			e := classify(s.callerCtx, s.op, it.err, s.rec.Status(), s.gotEvent, s.secret)
-			if s.gotEvent && e.Kind == KindUnavailable && e.Status < 400 {
-				e.Kind = KindInterrupted
+			if s.gotEvent && e.Kind == clienterr.KindUnavailable && e.Status < 400 {
+				e.Kind = clienterr.KindInterrupted
 			}
 			s.finish(e)
 			return false
@@ -191,7 +193,7 @@ func (s *Stream) advance() bool {
 		}
 		if id := ev.TaskInfo().TaskID; id != "" {
 			if s.taskID != "" && id != s.taskID {
-				s.finish(NewError(KindProtocol, s.op, fmt.Errorf("event for task %s on the stream of task %s", id, s.taskID)))
+				s.finish(NewError(clienterr.KindProtocol, s.op, fmt.Errorf("event for task %s on the stream of task %s", id, s.taskID)))
 				return false
 			}
 			s.taskID = id
@@ -290,7 +292,7 @@ func (s *Stream) release() {
 func (s *Stream) Event() Event { return s.cur }
 
 // Err returns nil if the stream ended normally (terminal or interrupted
-// state, message reply, or Close) and the [*Error] that ended it otherwise.
+// state, message reply, or Close) and the [*clienterr.Error] that ended it otherwise.
 func (s *Stream) Err() error { return s.err }
 
 // Close ends the stream and releases its connection. It is idempotent, safe
@@ -318,7 +320,7 @@ func (s *Stream) Dropped() int { return s.dropped }
 
 // SendStreaming sends a message and streams the task's events. It returns
 // once the first event arrived, or with the error that prevented it
-// (KindUnauthorized, KindRejected, KindUnavailable, ...). When the card does
+// (clienterr.KindUnauthorized, clienterr.KindRejected, clienterr.KindUnavailable, ...). When the card does
 // not advertise streaming, a2a-go degrades to one blocking send whose
 // result is the stream's single event. The stream has no overall timeout:
 // bound it with ctx.
@@ -326,9 +328,9 @@ func (c *Client) SendStreaming(ctx context.Context, r SendRequest, opts ...Strea
 	const op = "stream"
 	req, err := r.build()
 	if err != nil {
-		return nil, NewError(KindRejected, op, err)
+		return nil, NewError(clienterr.KindRejected, op, err)
 	}
-	return newStream(ctx, op, authref.Secret(c.cred), firstOpt(opts), func(sctx context.Context) iter.Seq2[Event, error] {
+	return newStream(ctx, op, credentials.Secret(c.cred), firstOpt(opts), func(sctx context.Context) iter.Seq2[Event, error] {
 		return c.sdk.SendStreamingMessage(sctx, req)
 	})
 }
@@ -343,14 +345,14 @@ type SubscribeRequest struct {
 
 // Subscribe (re)attaches to a running task's event stream. The first event
 // is the task snapshot. A task without an active execution (finished, or
-// unknown) is KindNotFound: use GetTask. Missed events are not replayed.
+// unknown) is clienterr.KindNotFound: use GetTask. Missed events are not replayed.
 func (c *Client) Subscribe(ctx context.Context, r SubscribeRequest, opts ...StreamOptions) (*Stream, error) {
 	const op = "subscribe"
 	if r.TaskID == "" {
-		return nil, NewError(KindRejected, op, errors.New("SubscribeRequest.TaskID is required"))
+		return nil, NewError(clienterr.KindRejected, op, errors.New("SubscribeRequest.TaskID is required"))
 	}
 	req := &sdk.SubscribeToTaskRequest{ID: r.TaskID, Tenant: r.Tenant}
-	return newStream(ctx, op, authref.Secret(c.cred), firstOpt(opts), func(sctx context.Context) iter.Seq2[Event, error] {
+	return newStream(ctx, op, credentials.Secret(c.cred), firstOpt(opts), func(sctx context.Context) iter.Seq2[Event, error] {
 		return c.sdk.SubscribeToTask(sctx, req)
 	})
 }

@@ -9,9 +9,11 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
-	"github.com/seed0634/agentadaptor/internal/testenv"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	client "github.com/seed0634/agentadaptor/pkg/clients/a2a"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 func TestStreamingHappyPath(t *testing.T) {
@@ -171,7 +173,7 @@ func TestGetTaskTenantAndHistoryReachServer(t *testing.T) {
 				t.Fatalf("GetTask record = %+v", r)
 			}
 			_, err = c.GetTask(ctx, client.GetTaskRequest{TaskID: "no-such-task"})
-			if !errors.Is(err, client.ErrNotFound) {
+			if !errors.Is(err, clienterr.ErrNotFound) {
 				t.Fatalf("unknown task: want ErrNotFound, got %v", err)
 			}
 		})
@@ -218,7 +220,7 @@ func TestCancelTask(t *testing.T) {
 		}
 		defer s.Close()
 		_, err = c.CancelTask(ctx, client.CancelTaskRequest{TaskID: s.TaskID()})
-		if !errors.Is(err, client.ErrRejected) {
+		if !errors.Is(err, clienterr.ErrRejected) {
 			t.Fatalf("want ErrRejected, got %v", err)
 		}
 	})
@@ -234,7 +236,7 @@ func TestCancelTask(t *testing.T) {
 		}
 		defer s.Close()
 		_, err = c.CancelTask(ctx, client.CancelTaskRequest{TaskID: s.TaskID()})
-		if !errors.Is(err, client.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		if !errors.Is(err, clienterr.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("want ErrTimeout, got %v", err)
 		}
 	})
@@ -257,7 +259,7 @@ func TestStreamDropThenRecover(t *testing.T) {
 				t.Fatal(err)
 			}
 			evs := collect(t, s)
-			if !errors.Is(s.Err(), client.ErrInterrupted) || len(evs) == 0 {
+			if !errors.Is(s.Err(), clienterr.ErrInterrupted) || len(evs) == 0 {
 				t.Fatalf("want ErrInterrupted after %d events, got %v", len(evs), s.Err())
 			}
 			var seen []client.Event
@@ -316,7 +318,7 @@ func TestRecoverFinishedTaskPolls(t *testing.T) {
 
 	// Unknown task: subscribe and get both say not found.
 	rep, err = client.RecoverTask(ctx, c, "missing", client.RecoverOptions{InitialBackoff: time.Millisecond})
-	if !errors.Is(err, client.ErrNotFound) || rep.Outcome != client.RecoveryFailed {
+	if !errors.Is(err, clienterr.ErrNotFound) || rep.Outcome != client.RecoveryFailed {
 		t.Fatalf("missing task: %v %+v", err, rep)
 	}
 }
@@ -421,8 +423,8 @@ func TestNeverTerminalEndsWithTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	collect(t, s)
-	var e *client.Error
-	if !errors.As(s.Err(), &e) || e.Kind != client.KindTimeout || !errors.Is(s.Err(), context.DeadlineExceeded) {
+	var e *clienterr.Error
+	if !errors.As(s.Err(), &e) || e.Kind != clienterr.KindTimeout || !errors.Is(s.Err(), context.DeadlineExceeded) {
 		t.Fatalf("want KindTimeout, got %v", s.Err())
 	}
 	if !e.Retryable() {
@@ -478,7 +480,7 @@ func TestMalformedEventPayloads(t *testing.T) {
 				collect(t, s)
 				err = s.Err()
 			}
-			if !errors.Is(err, client.ErrProtocol) {
+			if !errors.Is(err, clienterr.ErrProtocol) {
 				t.Fatalf("want ErrProtocol, got %v", err)
 			}
 		})
@@ -546,13 +548,13 @@ func TestRecoverGivesUpAfterMaxAttempts(t *testing.T) {
 	c := dial(t, f, client.Options{})
 	f.Close()
 	rep, err := client.RecoverTask(testCtx(t), c, "t-1", client.RecoverOptions{MaxAttempts: 3, InitialBackoff: time.Millisecond})
-	if !errors.Is(err, client.ErrUnavailable) || rep.Outcome != client.RecoveryFailed || rep.Attempts != 3 || rep.Err == nil {
+	if !errors.Is(err, clienterr.ErrUnavailable) || rep.Outcome != client.RecoveryFailed || rep.Attempts != 3 || rep.Err == nil {
 		t.Fatalf("err=%v report=%+v", err, rep)
 	}
 	ctx, cancel := context.WithCancel(testCtx(t))
 	cancel()
 	rep, err = client.RecoverTask(ctx, c, "t-1", client.RecoverOptions{})
-	if !errors.Is(err, client.ErrCanceled) || rep.Outcome != client.RecoveryFailed {
+	if !errors.Is(err, clienterr.ErrCanceled) || rep.Outcome != client.RecoveryFailed {
 		t.Fatalf("cancelled: err=%v report=%+v", err, rep)
 	}
 }
@@ -658,7 +660,7 @@ func TestFollowUpStreamCutAfterTheSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	collect(t, s2)
-	if !errors.Is(s2.Err(), client.ErrInterrupted) || s2.State() != "" {
+	if !errors.Is(s2.Err(), clienterr.ErrInterrupted) || s2.State() != "" {
 		t.Fatalf("err=%v state=%q, want an interrupted stream with no state reached", s2.Err(), s2.State())
 	}
 }

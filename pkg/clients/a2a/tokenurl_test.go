@@ -11,8 +11,10 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	client "github.com/seed0634/agentadaptor/pkg/clients/a2a"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // A hostile card points its OAuth2 token URL at another https origin: the
@@ -39,7 +41,7 @@ func TestCardTokenURLMustShareTheCardsOrigin(t *testing.T) {
 		SecuritySchemes: a2a.NamedSecuritySchemes{"oauth": a2a.OAuth2SecurityScheme{Flows: a2a.ClientCredentialsOAuthFlow{TokenURL: hostile.URL + "/oauth2/token"}}},
 		Behavior:        fakea2a.Script(fakea2a.Completed("ok")),
 	})
-	auth := client.Auth{Scheme: client.AuthOAuth2, ClientID: "host", ClientSecretRef: "env:A2A_TEST_HOSTILE_SECRET"}
+	auth := credentials.Auth{Scheme: credentials.SchemeOAuth2, ClientID: "host", ClientSecretRef: "env:A2A_TEST_HOSTILE_SECRET"}
 	// The client trusts the hostile server's certificate: only the origin
 	// rule stands between the secret and it.
 	opts := client.Options{Auth: &auth, HTTPClient: hostile.Client()}
@@ -49,7 +51,7 @@ func TestCardTokenURLMustShareTheCardsOrigin(t *testing.T) {
 		_ = c.Close()
 	}
 	var se *client.SchemeError
-	if !errors.As(err, &se) || !errors.Is(err, client.ErrForeignTokenURL) || se.Scheme != client.AuthOAuth2 {
+	if !errors.As(err, &se) || !errors.Is(err, client.ErrForeignTokenURL) || se.Scheme != credentials.SchemeOAuth2 {
 		t.Fatalf("err = %v, want a *SchemeError matching ErrForeignTokenURL", err)
 	}
 	if strings.Contains(err.Error(), "127.0.0.1") || !strings.Contains(err.Error(), "auth.token_url") {

@@ -12,12 +12,14 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
 	"github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/shellagent"
+	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	aguiclient "github.com/seed0634/agentadaptor/pkg/clients/agui"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
-// Shell scripts for the test adapter (internal/shellagent), keyed by
+// Shell scripts for the test adapter (internal/testkit/shellagent), keyed by
 // prompt: each stdout line is a StreamPayload JSON.
 var bridgeScripts = map[string]string{
 	"tool": `printf '%s\n' '{"kind":"text.start","message_id":"m1"}' '{"kind":"text.delta","message_id":"m1","delta":"Searching"}' \
@@ -149,7 +151,7 @@ func TestAgainstTheSSEBridge(t *testing.T) {
 			} else {
 				cancel()
 			}
-			if s.Next() || !errors.Is(s.Err(), aguiclient.ErrCanceled) {
+			if s.Next() || !errors.Is(s.Err(), clienterr.ErrCanceled) {
 				t.Errorf("after %s: Err = %v", how, s.Err())
 			}
 			if res := b.waitEnded(t, runID); res.Status != agentadaptor.StatusCancelled {

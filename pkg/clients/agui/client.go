@@ -18,7 +18,9 @@ import (
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/types"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 // Defaults of [Options].
@@ -37,12 +39,12 @@ type Options struct {
 	// EndpointURL is the remote agent's AG-UI endpoint: an absolute http(s)
 	// URL without user info, which receives the POST.
 	EndpointURL string
-	// AuthRef is a host auth reference ("env:NAME" or "file:/path"); see
-	// [ResolveAuthRef]. The credential is sent as "Authorization: Bearer"
-	// only to EndpointURL's origin.
+	// AuthRef is a host auth reference ("env:NAME" or "file:/path"),
+	// resolved by [credentials.Resolve]. The credential is sent as
+	// "Authorization: Bearer" only to EndpointURL's origin.
 	AuthRef string
 	// Credential is used instead of AuthRef when set.
-	Credential *Credential
+	Credential *credentials.Credential
 	// HTTPClient supplies the base RoundTripper and cookie jar. Its Timeout
 	// and CheckRedirect are NOT used: an overall timeout would cut the
 	// stream, and redirects to another origin are always refused. Nil means
@@ -53,18 +55,18 @@ type Options struct {
 	Headers map[string]string
 	// MaxFrameBytes bounds one SSE frame (its field lines together, and
 	// each line including comments); 0 means DefaultMaxFrameBytes. A larger
-	// frame ends the stream with a KindProtocol error wrapping
+	// frame ends the stream with a clienterr.KindProtocol error wrapping
 	// [ErrFrameTooLarge].
 	MaxFrameBytes int
 	// MaxStreamBytes bounds the whole response body; 0 means no limit. A
-	// longer stream ends with a KindProtocol error wrapping
+	// longer stream ends with a clienterr.KindProtocol error wrapping
 	// [ErrStreamTooLarge].
 	MaxStreamBytes int64
 	// ConnectTimeout bounds the time from sending the request to the
 	// response headers (and, for an error response, its excerpt); 0 means
 	// DefaultConnectTimeout, negative means only ctx bounds it.
 	ConnectTimeout time.Duration
-	// IdleTimeout ends the stream with a KindTimeout error when the remote
+	// IdleTimeout ends the stream with a clienterr.KindTimeout error when the remote
 	// sends no byte at all (no frame, no keep-alive comment) for this long
 	// while [Stream.Next] is waiting (time the consumer spends between
 	// calls does not count); 0 means DefaultIdleTimeout, negative disables
@@ -78,7 +80,7 @@ type Options struct {
 type Client struct {
 	endpoint       *url.URL
 	origin         string
-	cred           *Credential
+	cred           *credentials.Credential
 	http           *http.Client
 	owned          *http.Transport
 	headers        map[string]string
@@ -93,9 +95,10 @@ var reservedHeaders = map[string]bool{
 	"Authorization": true, "Content-Type": true, "Accept": true, "Content-Length": true, "Host": true,
 }
 
-// New checks opts and returns a client. Errors are [*AuthRefError] for an
-// AuthRef that cannot be resolved, otherwise a plain error naming the
-// Options field at fault. New does no network I/O.
+// New checks opts and returns a client. Errors name the Options field at
+// fault; an AuthRef that cannot be resolved wraps a
+// [*credentials.RefError] (errors.Is [credentials.ErrInvalidRef]). New does
+// no network I/O.
 func New(opts Options) (*Client, error) {
 	u, err := url.Parse(opts.EndpointURL)
 	switch {
@@ -103,15 +106,15 @@ func New(opts Options) (*Client, error) {
 		return nil, errors.New("agui: Options.EndpointURL is required")
 	case err != nil:
 		return nil, fmt.Errorf("agui: Options.EndpointURL: %v", err)
-	case authref.OriginOf(u) == "":
+	case credentials.OriginOf(u) == "":
 		return nil, fmt.Errorf("agui: Options.EndpointURL %q: want an absolute http or https URL", u.Redacted())
 	case u.User != nil:
 		return nil, fmt.Errorf("agui: Options.EndpointURL %q: user info is not allowed; use AuthRef", u.Redacted())
 	}
 	cred := opts.Credential
 	if cred == nil {
-		if cred, err = ResolveAuthRef(opts.AuthRef); err != nil {
-			return nil, err
+		if cred, err = credentials.Resolve(opts.AuthRef); err != nil {
+			return nil, fmt.Errorf("agui: Options.AuthRef: %w", err)
 		}
 	}
 	headers := make(map[string]string, len(opts.Headers))
@@ -132,7 +135,7 @@ func New(opts Options) (*Client, error) {
 		return nil, errors.New("agui: Options.MaxFrameBytes and MaxStreamBytes must not be negative")
 	}
 	c := &Client{
-		endpoint: u, origin: authref.OriginOf(u), cred: cred, headers: headers,
+		endpoint: u, origin: credentials.OriginOf(u), cred: cred, headers: headers,
 		maxFrame: opts.MaxFrameBytes, maxStream: opts.MaxStreamBytes,
 		connectTimeout: durationOr(opts.ConnectTimeout, DefaultConnectTimeout),
 		idleTimeout:    durationOr(opts.IdleTimeout, DefaultIdleTimeout),
@@ -271,29 +274,29 @@ func timeoutCause(msg string) error {
 // text/event-stream) and returns the event stream once the response headers
 // have arrived.
 //
-// Errors, all [*Error] with Op "run": KindUnauthorized for 401/403,
-// KindNotFound for 404, KindUnavailable for 5xx/408/429 and network
-// failures, KindRejected for other 4xx and for an input without text,
-// KindProtocol for a 2xx response that is not text/event-stream or a
-// redirect to another origin, KindTimeout for ctx's deadline or
-// ConnectTimeout, KindCanceled when ctx is cancelled.
+// Errors, all [*clienterr.Error] with Op "run": clienterr.KindUnauthorized for 401/403,
+// clienterr.KindNotFound for 404, clienterr.KindUnavailable for 5xx/408/429 and network
+// failures, clienterr.KindRejected for other 4xx and for an input without text,
+// clienterr.KindProtocol for a 2xx response that is not text/event-stream or a
+// redirect to another origin, clienterr.KindTimeout for ctx's deadline or
+// ConnectTimeout, clienterr.KindCanceled when ctx is cancelled.
 //
 // The stream lives as long as ctx: cancelling ctx (or [Stream.Close])
 // aborts the request, which the remote sees as a disconnect.
 func (c *Client) Run(ctx context.Context, in Input) (*Stream, error) {
 	ri, err := in.RunAgentInput()
 	if err != nil {
-		return nil, NewError(KindRejected, "run", err)
+		return nil, NewError(clienterr.KindRejected, "run", err)
 	}
 	body, err := json.Marshal(ri)
 	if err != nil {
-		return nil, NewError(KindRejected, "run", fmt.Errorf("encoding RunAgentInput: %w", err))
+		return nil, NewError(clienterr.KindRejected, "run", fmt.Errorf("encoding RunAgentInput: %w", err))
 	}
 	sctx, cancel := context.WithCancelCause(ctx)
 	req, err := http.NewRequestWithContext(sctx, http.MethodPost, c.endpoint.String(), bytes.NewReader(body))
 	if err != nil {
 		cancel(errStreamDone)
-		return nil, NewError(KindRejected, "run", err)
+		return nil, NewError(clienterr.KindRejected, "run", err)
 	}
 	for k, v := range c.headers {
 		req.Header.Set(k, v)
@@ -307,14 +310,14 @@ func (c *Client) Run(ctx context.Context, in Input) (*Stream, error) {
 		cause := timeoutCause(fmt.Sprintf("no response headers within %s (ConnectTimeout)", c.connectTimeout))
 		connectTimer = time.AfterFunc(c.connectTimeout, func() { cancel(cause) })
 	}
-	fail := func(e *Error) (*Stream, error) {
+	fail := func(e *clienterr.Error) (*Stream, error) {
 		if connectTimer != nil {
 			connectTimer.Stop()
 		}
 		cancel(errStreamDone)
 		return nil, e
 	}
-	secret := authref.Secret(c.cred)
+	secret := credentials.Secret(c.cred)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fail(c.requestError(ctx, sctx, err))
@@ -326,7 +329,7 @@ func (c *Client) Run(ctx context.Context, in Input) (*Stream, error) {
 		return fail(e)
 	}
 	if mt, _, perr := mime.ParseMediaType(resp.Header.Get("Content-Type")); perr != nil || mt != "text/event-stream" {
-		e := statusError(KindProtocol, "run", resp.StatusCode,
+		e := statusError(clienterr.KindProtocol, "run", resp.StatusCode,
 			fmt.Errorf("response Content-Type is %q, want text/event-stream", resp.Header.Get("Content-Type")))
 		e.Body = readExcerpt(resp.Body, secret)
 		_ = resp.Body.Close()
@@ -341,30 +344,29 @@ func (c *Client) Run(ctx context.Context, in Input) (*Stream, error) {
 }
 
 // requestError classifies a failure before the response headers.
-func (c *Client) requestError(callerCtx, sctx context.Context, err error) *Error {
-	secret := authref.Secret(c.cred)
+func (c *Client) requestError(callerCtx, sctx context.Context, err error) *clienterr.Error {
+	secret := credentials.Secret(c.cred)
 	if cerr := callerCtx.Err(); cerr != nil {
 		return ctxError(callerCtx, "run", secret)
 	}
 	if sctx.Err() != nil {
 		if cause := context.Cause(sctx); errors.Is(cause, context.DeadlineExceeded) {
-			return NewError(KindTimeout, "run", cause)
+			return NewError(clienterr.KindTimeout, "run", cause)
 		}
 	}
-	var re *authref.RedirectError
-	if errors.As(err, &re) {
-		return NewError(KindProtocol, "run", re)
+	if re, ok := errors.AsType[*credentials.RedirectError](err); ok {
+		return NewError(clienterr.KindProtocol, "run", re)
 	}
-	return NewError(KindUnavailable, "run", redactErr(err, secret))
+	return NewError(clienterr.KindUnavailable, "run", redactErr(err, secret))
 }
 
 // ctxError reports the caller's cancellation or deadline, which explains
 // whatever the transport reported afterwards.
-func ctxError(ctx context.Context, op, secret string) *Error {
+func ctxError(ctx context.Context, op, secret string) *clienterr.Error {
 	cerr := ctx.Err()
-	k := KindCanceled
+	k := clienterr.KindCanceled
 	if errors.Is(cerr, context.DeadlineExceeded) {
-		k = KindTimeout
+		k = clienterr.KindTimeout
 	}
 	err := cerr
 	if cause := context.Cause(ctx); cause != nil && cause != cerr {
@@ -373,19 +375,19 @@ func ctxError(ctx context.Context, op, secret string) *Error {
 	return NewError(k, op, redactErr(err, secret))
 }
 
-func statusKind(status int) Kind {
+func statusKind(status int) clienterr.Kind {
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return KindUnauthorized
+		return clienterr.KindUnauthorized
 	case status == http.StatusNotFound:
-		return KindNotFound
+		return clienterr.KindNotFound
 	case status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500:
-		return KindUnavailable
+		return clienterr.KindUnavailable
 	case status >= 400:
-		return KindRejected
+		return clienterr.KindRejected
 	}
 	// 1xx/3xx that reached us (e.g. an unfollowed redirect): not AG-UI.
-	return KindProtocol
+	return clienterr.KindProtocol
 }
 
 func readExcerpt(r io.Reader, secret string) string {
@@ -395,4 +397,14 @@ func readExcerpt(r io.Reader, secret string) string {
 		b = b[:maxErrorBody]
 	}
 	return excerpt(b, truncated, secret)
+}
+
+// newHTTPClient builds the client's *http.Client (credentials.NewHTTPClient):
+// the credential goes to the endpoint's origin only, every Authorization
+// header bound elsewhere is stripped, and redirects stay within the origin
+// of the first request (a refusal is a [*credentials.RedirectError], which
+// the run reports as KindProtocol).
+func newHTTPClient(base *http.Client, origin string, cred *credentials.Credential) (*http.Client, *http.Transport) {
+	return credentials.NewHTTPClient(base, credentials.Transport{Origin: origin, Cred: cred, StripForeignAuth: true},
+		"configure the final endpoint URL")
 }

@@ -6,14 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/types"
 
 	aguiclient "github.com/seed0634/agentadaptor/pkg/clients/agui"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 const secret = "tok-9f8e7d6c5b4a"
@@ -31,19 +33,19 @@ func TestHTTPErrors(t *testing.T) {
 	leakCheck(t)
 	tests := []struct {
 		status int
-		kind   aguiclient.Kind
+		kind   clienterr.Kind
 		is     error
 		retry  bool
 	}{
-		{401, aguiclient.KindUnauthorized, aguiclient.ErrUnauthorized, false},
-		{403, aguiclient.KindUnauthorized, aguiclient.ErrUnauthorized, false},
-		{404, aguiclient.KindNotFound, aguiclient.ErrNotFound, false},
-		{400, aguiclient.KindRejected, aguiclient.ErrRejected, false},
-		{409, aguiclient.KindRejected, aguiclient.ErrRejected, false},
-		{422, aguiclient.KindRejected, aguiclient.ErrRejected, false},
-		{429, aguiclient.KindUnavailable, aguiclient.ErrUnavailable, true},
-		{500, aguiclient.KindUnavailable, aguiclient.ErrUnavailable, true},
-		{503, aguiclient.KindUnavailable, aguiclient.ErrUnavailable, true},
+		{401, clienterr.KindUnauthorized, clienterr.ErrUnauthorized, false},
+		{403, clienterr.KindUnauthorized, clienterr.ErrUnauthorized, false},
+		{404, clienterr.KindNotFound, clienterr.ErrNotFound, false},
+		{400, clienterr.KindRejected, clienterr.ErrRejected, false},
+		{409, clienterr.KindRejected, clienterr.ErrRejected, false},
+		{422, clienterr.KindRejected, clienterr.ErrRejected, false},
+		{429, clienterr.KindUnavailable, clienterr.ErrUnavailable, true},
+		{500, clienterr.KindUnavailable, clienterr.ErrUnavailable, true},
+		{503, clienterr.KindUnavailable, clienterr.ErrUnavailable, true},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
@@ -53,9 +55,9 @@ func TestHTTPErrors(t *testing.T) {
 				w.w.WriteHeader(tc.status)
 				w.raw(`{"error":"denied for ` + r.Header.Get("Authorization") + "\"}\n" + strings.Repeat("y", 10000))
 			})
-			c := newClient(t, aguiclient.Options{EndpointURL: rm.URL, Credential: aguiclient.NewCredential("env:TOKEN", secret)})
+			c := newClient(t, aguiclient.Options{EndpointURL: rm.URL, Credential: credentials.FromToken("env:TOKEN", secret)})
 			s, err := c.Run(testCtx(t), aguiclient.Input{Text: "x"})
-			var e *aguiclient.Error
+			var e *clienterr.Error
 			if s != nil || !errors.As(err, &e) || e.Kind != tc.kind || !errors.Is(err, tc.is) || e.Status != tc.status || e.Op != "run" || e.Retryable() != tc.retry {
 				t.Fatalf("got %v, %v", s, err)
 			}
@@ -77,15 +79,15 @@ func TestHTTPErrors(t *testing.T) {
 			w.raw(`{"type":"RUN_STARTED"}`)
 		})
 		_, err := newClient(t, aguiclient.Options{EndpointURL: rm.URL}).Run(testCtx(t), aguiclient.Input{Text: "x"})
-		var e *aguiclient.Error
-		if !errors.As(err, &e) || e.Kind != aguiclient.KindProtocol || e.Status != 200 || !strings.Contains(e.Body, "RUN_STARTED") {
+		var e *clienterr.Error
+		if !errors.As(err, &e) || e.Kind != clienterr.KindProtocol || e.Status != 200 || !strings.Contains(e.Body, "RUN_STARTED") {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("no content type", func(t *testing.T) {
 		rm := newRemote(t, func(w *flushWriter, r *http.Request) { w.w.WriteHeader(http.StatusNoContent) })
 		_, err := newClient(t, aguiclient.Options{EndpointURL: rm.URL}).Run(testCtx(t), aguiclient.Input{Text: "x"})
-		if !errors.Is(err, aguiclient.ErrProtocol) {
+		if !errors.Is(err, clienterr.ErrProtocol) {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -94,7 +96,7 @@ func TestHTTPErrors(t *testing.T) {
 		url := rm.URL
 		rm.Close()
 		_, err := newClient(t, aguiclient.Options{EndpointURL: url}).Run(testCtx(t), aguiclient.Input{Text: "x"})
-		if !errors.Is(err, aguiclient.ErrUnavailable) {
+		if !errors.Is(err, clienterr.ErrUnavailable) {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -139,7 +141,7 @@ func TestCredentialOnlyForTheEndpointOrigin(t *testing.T) {
 
 	// A redirect to another origin is refused: nothing reaches it.
 	_, err := newClient(t, opts("/away")).Run(testCtx(t), aguiclient.Input{Text: "x"})
-	if !errors.Is(err, aguiclient.ErrProtocol) || !strings.Contains(err.Error(), "another origin") || strings.Contains(err.Error(), secret) {
+	if !errors.Is(err, clienterr.ErrProtocol) || !strings.Contains(err.Error(), "another origin") || strings.Contains(err.Error(), secret) {
 		t.Fatalf("err = %v", err)
 	}
 	if n := len(other.requests()); n != 0 {
@@ -153,7 +155,7 @@ func TestCredentialOnlyForTheEndpointOrigin(t *testing.T) {
 		seen = append(seen, r.URL.Host+"="+r.Header.Get("Authorization"))
 		return http.DefaultTransport.RoundTrip(r)
 	})}
-	c := newClient(t, aguiclient.Options{EndpointURL: other.URL, HTTPClient: hc, Credential: aguiclient.NewCredential("test", secret)})
+	c := newClient(t, aguiclient.Options{EndpointURL: other.URL, HTTPClient: hc, Credential: credentials.FromToken("test", secret)})
 	s = run(t, c, aguiclient.Input{Text: "x"})
 	drain(s)
 	if len(seen) != 1 || !strings.HasSuffix(seen[0], "=Bearer "+secret) {
@@ -166,7 +168,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestSecretNeverShows(t *testing.T) {
-	cred := aguiclient.NewCredential("env:TOKEN", secret)
+	cred := credentials.FromToken("env:TOKEN", secret)
 	c, err := aguiclient.New(aguiclient.Options{EndpointURL: "http://127.0.0.1:1/agui", Credential: cred})
 	if err != nil {
 		t.Fatal(err)
@@ -185,38 +187,24 @@ func TestSecretNeverShows(t *testing.T) {
 	}
 }
 
-func TestResolveAuthRef(t *testing.T) {
-	dir := t.TempDir()
-	good := filepath.Join(dir, "tok")
-	empty := filepath.Join(dir, "empty")
-	multi := filepath.Join(dir, "multi")
-	os.WriteFile(good, []byte("  "+secret+"\n"), 0o600)
-	os.WriteFile(empty, []byte(" \n"), 0o600)
-	os.WriteFile(multi, []byte("a\nb"), 0o600)
-	t.Setenv("AGUI_SET", secret)
+// TestNewResolvesAuthRef checks that New resolves Options.AuthRef through
+// pkg/credentials (whose tests cover the reference rules): a reference that
+// does not resolve is an error naming the field and wrapping the
+// *credentials.RefError.
+func TestNewResolvesAuthRef(t *testing.T) {
 	t.Setenv("AGUI_EMPTY", "")
-	for _, ref := range []string{"env:AGUI_SET", "file:" + good} {
-		c, err := aguiclient.ResolveAuthRef(ref)
-		if err != nil || c.Ref() != ref {
-			t.Errorf("%s: %v, %v", ref, c, err)
-		}
+	_, err := aguiclient.New(aguiclient.Options{EndpointURL: "http://127.0.0.1:1/", AuthRef: "env:AGUI_EMPTY"})
+	var re *credentials.RefError
+	if !errors.Is(err, credentials.ErrInvalidRef) || !errors.As(err, &re) || re.Ref != "env:AGUI_EMPTY" ||
+		!strings.HasPrefix(err.Error(), "agui: Options.AuthRef: ") {
+		t.Fatalf("New with a bad AuthRef: %v", err)
 	}
-	if c, err := aguiclient.ResolveAuthRef(""); c != nil || err != nil {
-		t.Errorf("empty ref: %v, %v", c, err)
+	t.Setenv("AGUI_SET", secret)
+	c, err := aguiclient.New(aguiclient.Options{EndpointURL: "http://127.0.0.1:1/", AuthRef: "env:AGUI_SET"})
+	if err != nil || !strings.Contains(c.String(), "env:AGUI_SET") || strings.Contains(c.String(), secret) {
+		t.Fatalf("New with a good AuthRef: %v, %v", c, err)
 	}
-	for _, ref := range []string{"env:AGUI_UNSET_VAR", "env:AGUI_EMPTY", "file:" + empty, "file:" + multi, "file:" + filepath.Join(dir, "missing"), "vault:x", "nocolon", "env:"} {
-		c, err := aguiclient.ResolveAuthRef(ref)
-		var ae *aguiclient.AuthRefError
-		if c != nil || !errors.Is(err, aguiclient.ErrInvalidAuthRef) || !errors.As(err, &ae) || ae.Ref != ref {
-			t.Errorf("%s: %v, %v", ref, c, err)
-		}
-		if err != nil && strings.Contains(err.Error(), secret) {
-			t.Errorf("%s: error reveals the secret", ref)
-		}
-	}
-	if _, err := aguiclient.New(aguiclient.Options{EndpointURL: "http://127.0.0.1:1/", AuthRef: "env:AGUI_UNSET_VAR"}); !errors.Is(err, aguiclient.ErrInvalidAuthRef) {
-		t.Errorf("New with a bad AuthRef: %v", err)
-	}
+	c.Close()
 }
 
 func TestNewValidatesOptions(t *testing.T) {
@@ -252,7 +240,7 @@ func TestInput(t *testing.T) {
 		t.Fatalf("%+v, %v", ri, err)
 	}
 	c := newClient(t, aguiclient.Options{EndpointURL: "http://127.0.0.1:1/agui"})
-	if _, err := c.Run(testCtx(t), aguiclient.Input{Text: "  "}); !errors.Is(err, aguiclient.ErrRejected) {
+	if _, err := c.Run(testCtx(t), aguiclient.Input{Text: "  "}); !errors.Is(err, clienterr.ErrRejected) {
 		t.Fatalf("empty input: %v", err)
 	}
 }

@@ -8,12 +8,12 @@
 //	c, err := aguiclient.New(aguiclient.Options{
 //		EndpointURL: "https://agent.example/agui", AuthRef: "env:AGENT_TOKEN"})
 //	if err != nil {
-//		return err // an option error or *aguiclient.AuthRefError
+//		return err // an option error (a bad AuthRef wraps a *credentials.RefError)
 //	}
 //	defer c.Close()
 //	s, err := c.Run(ctx, aguiclient.Input{Text: "summarise the report"})
 //	if err != nil {
-//		return err // *aguiclient.Error: see aguiclient.KindOf
+//		return err // a *clienterr.Error: see clienterr.KindOf
 //	}
 //	defer s.Close()
 //	for s.Next() {
@@ -22,7 +22,7 @@
 //		}
 //	}
 //	if err := s.Err(); err != nil {
-//		return err // e.g. ErrInterrupted: the run's outcome is unknown
+//		return err // e.g. clienterr.ErrInterrupted: the run's outcome is unknown
 //	}
 //	// s.Terminal() is the RUN_FINISHED or RUN_ERROR event
 //
@@ -44,20 +44,33 @@
 //     [*UnknownEvent] with their JSON, never as errors.
 //   - Exactly one terminal: the stream ends at the first RUN_FINISHED or
 //     RUN_ERROR; whatever follows is ignored. A stream that ends without one
-//     is an [ErrInterrupted] error (AG-UI cannot resume a stream).
+//     is a [clienterr.KindInterrupted] error (AG-UI cannot resume a stream).
 //   - Cancellation: cancelling the run's context or [Stream.Close] aborts the
 //     HTTP request, which is how an AG-UI remote learns that the run was
 //     cancelled (AG-UI has no cancel call).
-//   - Credentials from host auth references ("env:NAME", "file:/path",
-//     [ResolveAuthRef], same rules as pkg/clients/a2a) sent as a bearer token
-//     only to the endpoint's own origin; redirects to another origin are
-//     refused, and the token never appears in errors, String() or logs.
-//   - One typed error, [*Error], whose [Kind] says what the caller can do
-//     (unavailable, rejected, unauthorized, not found, protocol, timeout,
-//     canceled, interrupted), matched with errors.Is and the Err* sentinels.
-//     The type, the kinds and the sentinels are pkg/clients/clienterr's,
-//     shared with pkg/clients/a2a; which HTTP status or failure is which
-//     kind, the "agui:" prefix and the hints are this package's.
+//   - Credentials: Options.AuthRef (a host auth reference, "env:NAME" or
+//     "file:/path", resolved by pkg/credentials with the same rules as
+//     pkg/clients/a2a) or Options.Credential, sent as a bearer token only to
+//     the endpoint's own origin; redirects to another origin are refused,
+//     and the token never appears in errors, String() or logs.
+//   - Errors: a run fails with a [*clienterr.Error] (pkg/clients/clienterr
+//     owns the type, the kinds and the sentinels, shared with
+//     pkg/clients/a2a); its message starts "agui: " and ends with this
+//     client's hint. This package decides which HTTP status or failure is
+//     which kind:
+//     KindUnavailable, the remote could not be reached or answered 5xx, 408
+//     or 429 (retryable);
+//     KindRejected, another 4xx than 401, 403, 404, 408 and 429, or unusable
+//     input;
+//     KindUnauthorized, 401 or 403;
+//     KindNotFound, 404: there is no AG-UI endpoint at that URL;
+//     KindProtocol, a response that is not text/event-stream, a malformed or
+//     oversized frame ([ErrFrameTooLarge], [ErrStreamTooLarge],
+//     [ErrMalformedEvent]), or a refused redirect;
+//     KindTimeout, the caller's deadline, ConnectTimeout or IdleTimeout;
+//     KindCanceled, the caller cancelled its context or closed the stream;
+//     KindInterrupted, the stream ended before RUN_FINISHED or RUN_ERROR.
+//     [NewError] makes one in this client's terms.
 //
 // It must not decide delegation policy (which agent, timeouts per agent,
 // retries, artifact limits) and must not produce UI or delegation events
@@ -65,12 +78,6 @@
 // the SDK event values this package hands out and map them themselves, as
 // the host's mapping of remote AG-UI events to delegation events does
 // (docs/design.md#event-mapping). It imports the AG-UI Go SDK,
-// internal/authref, pkg/clients/clienterr and the standard library only:
+// pkg/credentials, pkg/clients/clienterr and the standard library only:
 // never pkg/hosttools, pkg/adapters, the bridges or pkg/clients/a2a.
-//
-// The credential handling (auth references, [Credential], the origin-bound
-// transport and redirect policy, redaction) lives in internal/authref,
-// shared with pkg/clients/a2a without pulling the A2A SDK into AG-UI
-// callers; [Credential] and [AuthRefError] are aliases of its types, while
-// [ErrInvalidAuthRef] stays this package's own.
 package agui

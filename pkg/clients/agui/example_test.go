@@ -12,6 +12,8 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
 	aguiclient "github.com/seed0634/agentadaptor/pkg/clients/agui"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 // Run POSTs one user message to an AG-UI endpoint; the stream yields the
@@ -30,7 +32,7 @@ func ExampleClient_Run() {
 
 	s, err := c.Run(context.Background(), aguiclient.Input{ThreadID: "thread-1", RunID: "run-1", Text: "hello"})
 	if err != nil {
-		fmt.Println(err) // *aguiclient.Error with Op "run": unauthorized, not found, ...
+		fmt.Println(err) // *clienterr.Error with Op "run": unauthorized, not found, ...
 		return
 	}
 	defer s.Close()
@@ -47,7 +49,7 @@ func ExampleClient_Run() {
 		}
 	}
 	if err := s.Err(); err != nil {
-		fmt.Println(err) // e.g. errors.Is(err, aguiclient.ErrInterrupted)
+		fmt.Println(err) // e.g. errors.Is(err, clienterr.ErrInterrupted)
 		return
 	}
 	fmt.Println("terminal:", s.Terminal().Type())
@@ -62,7 +64,7 @@ func ExampleClient_Run() {
 	// terminal: RUN_FINISHED
 }
 
-// A remote that refuses the run answers with an *aguiclient.Error whose
+// A remote that refuses the run answers with an *clienterr.Error whose
 // Kind says what to do; its message carries the status and a bounded
 // excerpt of what the remote said.
 func ExampleKindOf() {
@@ -78,7 +80,7 @@ func ExampleKindOf() {
 	}
 	defer c.Close()
 	_, err = c.Run(context.Background(), aguiclient.Input{Text: "hello"})
-	fmt.Println(errors.Is(err, aguiclient.ErrNotFound), aguiclient.KindOf(err))
+	fmt.Println(errors.Is(err, clienterr.ErrNotFound), clienterr.KindOf(err))
 	fmt.Println(err)
 	// Output:
 	// true not found

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 // Stream reads the AG-UI events of one run.
@@ -32,10 +34,10 @@ import (
 // anything the remote sends after the terminal is ignored, and the request
 // is closed. A RUN_ERROR is a remote outcome, not a Go error: inspect the
 // event (or [Stream.Terminal]). When the stream ends any other way Next
-// returns false and Err returns an [*Error] with Op "stream": KindProtocol
-// for a malformed or oversized frame or an oversized stream, KindInterrupted
+// returns false and Err returns an [*clienterr.Error] with Op "stream": clienterr.KindProtocol
+// for a malformed or oversized frame or an oversized stream, clienterr.KindInterrupted
 // for an end of stream or broken connection before the terminal event,
-// KindTimeout for IdleTimeout or the caller's deadline, KindCanceled for a
+// clienterr.KindTimeout for IdleTimeout or the caller's deadline, clienterr.KindCanceled for a
 // cancelled context or Close.
 //
 // Event order is not checked beyond the terminal rule: validating the
@@ -90,7 +92,7 @@ func (s *Stream) Next() bool {
 	defer s.body.stop()
 	for {
 		if s.closed.Load() {
-			s.fail(NewError(KindCanceled, "stream", errStreamClosed))
+			s.fail(NewError(clienterr.KindCanceled, "stream", errStreamClosed))
 			return false
 		}
 		fr, err := s.frames.next()
@@ -103,7 +105,7 @@ func (s *Stream) Next() bool {
 		}
 		ev, err := DecodeEvent(fr.Data)
 		if err != nil {
-			s.fail(statusError(KindProtocol, "stream", s.resp.StatusCode,
+			s.fail(statusError(clienterr.KindProtocol, "stream", s.resp.StatusCode,
 				redactErr(fmt.Errorf("frame %d (id %q): %w", s.count+1, fr.ID, err), s.secret)))
 			return false
 		}
@@ -135,14 +137,14 @@ func (s *Stream) LastEventID() string { return s.lastID }
 // Close aborts the request if the stream has not ended (the remote sees
 // the client disconnect) and releases it. It is idempotent, safe from any
 // goroutine, and always returns nil. A Next blocked in another goroutine
-// returns false with a KindCanceled error.
+// returns false with a clienterr.KindCanceled error.
 func (s *Stream) Close() error {
 	s.closed.Store(true)
 	s.release(errStreamClosed)
 	return nil
 }
 
-func (s *Stream) fail(err *Error) {
+func (s *Stream) fail(err *clienterr.Error) {
 	s.err, s.cur, s.done = err, nil, true
 	s.release(errStreamDone)
 }
@@ -158,7 +160,7 @@ func (s *Stream) release(cause error) {
 }
 
 // readError classifies a failure to read the next frame.
-func (s *Stream) readError(err error) *Error {
+func (s *Stream) readError(err error) *clienterr.Error {
 	status := s.resp.StatusCode
 	if s.callerCtx.Err() != nil {
 		return ctxError(s.callerCtx, "stream", s.secret)
@@ -167,19 +169,19 @@ func (s *Stream) readError(err error) *Error {
 		cause := context.Cause(s.ctx)
 		switch {
 		case cause == errStreamClosed:
-			return statusError(KindCanceled, "stream", status, cause)
+			return statusError(clienterr.KindCanceled, "stream", status, cause)
 		case errors.Is(cause, context.DeadlineExceeded):
-			return statusError(KindTimeout, "stream", status, cause)
+			return statusError(clienterr.KindTimeout, "stream", status, cause)
 		}
 	}
 	switch {
 	case errors.Is(err, ErrFrameTooLarge), errors.Is(err, ErrStreamTooLarge):
-		return statusError(KindProtocol, "stream", status, err)
+		return statusError(clienterr.KindProtocol, "stream", status, err)
 	case errors.Is(err, io.EOF):
-		return statusError(KindInterrupted, "stream", status,
+		return statusError(clienterr.KindInterrupted, "stream", status,
 			fmt.Errorf("the remote closed the stream after %d events without RUN_FINISHED or RUN_ERROR", s.count))
 	}
-	return statusError(KindInterrupted, "stream", status, fmt.Errorf("after %d events: %w", s.count, redactErr(err, s.secret)))
+	return statusError(clienterr.KindInterrupted, "stream", status, fmt.Errorf("after %d events: %w", s.count, redactErr(err, s.secret)))
 }
 
 // meteredBody counts the response bytes against MaxStreamBytes and, while

@@ -14,6 +14,8 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
 	aguiclient "github.com/seed0634/agentadaptor/pkg/clients/agui"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 func TestHappyPath(t *testing.T) {
@@ -172,10 +174,10 @@ func TestMalformedFrameIsAProtocolError(t *testing.T) {
 			s := run(t, newClient(t, aguiclient.Options{EndpointURL: rm.URL}), aguiclient.Input{Text: "x"})
 			evs := drain(s)
 			err := s.Err()
-			if len(evs) != 1 || !errors.Is(err, aguiclient.ErrProtocol) || !errors.Is(err, aguiclient.ErrMalformedEvent) {
+			if len(evs) != 1 || !errors.Is(err, clienterr.ErrProtocol) || !errors.Is(err, aguiclient.ErrMalformedEvent) {
 				t.Fatalf("got %v, %v", typesOf(evs), err)
 			}
-			var e *aguiclient.Error
+			var e *clienterr.Error
 			if !errors.As(err, &e) || e.Op != "stream" || e.Retryable() || !strings.Contains(err.Error(), `id "2"`) {
 				t.Errorf("error %#v: %v", e, err)
 			}
@@ -196,7 +198,7 @@ func TestOversizedFrameEndsTheStream(t *testing.T) {
 		})
 		s := run(t, newClient(t, aguiclient.Options{EndpointURL: rm.URL, MaxFrameBytes: 1024}), aguiclient.Input{Text: "x"})
 		evs := drain(s)
-		if len(evs) != 2 || !errors.Is(s.Err(), aguiclient.ErrProtocol) || !errors.Is(s.Err(), aguiclient.ErrFrameTooLarge) {
+		if len(evs) != 2 || !errors.Is(s.Err(), clienterr.ErrProtocol) || !errors.Is(s.Err(), aguiclient.ErrFrameTooLarge) {
 			t.Fatalf("got %v, %v", typesOf(evs), s.Err())
 		}
 	})
@@ -228,7 +230,7 @@ func TestOversizedFrameEndsTheStream(t *testing.T) {
 			w.data(evRunFinished)
 		})
 		s := run(t, newClient(t, aguiclient.Options{EndpointURL: rm.URL, MaxStreamBytes: 2000}), aguiclient.Input{Text: "x"})
-		if evs := drain(s); len(evs) < 2 || len(evs) > 40 || !errors.Is(s.Err(), aguiclient.ErrStreamTooLarge) || !errors.Is(s.Err(), aguiclient.ErrProtocol) {
+		if evs := drain(s); len(evs) < 2 || len(evs) > 40 || !errors.Is(s.Err(), aguiclient.ErrStreamTooLarge) || !errors.Is(s.Err(), clienterr.ErrProtocol) {
 			t.Fatalf("got %d events, %v", len(evs), s.Err())
 		}
 	})
@@ -254,8 +256,8 @@ func TestEndWithoutTerminalIsInterrupted(t *testing.T) {
 			rm := newRemote(t, sseScript(body))
 			s := run(t, newClient(t, aguiclient.Options{EndpointURL: rm.URL}), aguiclient.Input{Text: "x"})
 			drain(s)
-			var e *aguiclient.Error
-			if !errors.Is(s.Err(), aguiclient.ErrInterrupted) || !errors.As(s.Err(), &e) || !e.Retryable() || e.Op != "stream" || s.Terminal() != nil {
+			var e *clienterr.Error
+			if !errors.Is(s.Err(), clienterr.ErrInterrupted) || !errors.As(s.Err(), &e) || !e.Retryable() || e.Op != "stream" || s.Terminal() != nil {
 				t.Fatalf("Err = %v, terminal %v", s.Err(), s.Terminal())
 			}
 		})
@@ -270,7 +272,7 @@ func TestEndWithoutTerminalIsInterrupted(t *testing.T) {
 			}
 		})
 		s := run(t, newClient(t, aguiclient.Options{EndpointURL: rm.URL}), aguiclient.Input{Text: "x"})
-		if evs := drain(s); len(evs) != 1 || !errors.Is(s.Err(), aguiclient.ErrInterrupted) {
+		if evs := drain(s); len(evs) != 1 || !errors.Is(s.Err(), clienterr.ErrInterrupted) {
 			t.Fatalf("got %v, %v", typesOf(evs), s.Err())
 		}
 	})
@@ -306,7 +308,7 @@ func TestSilentRemote(t *testing.T) {
 		s := run(t, newClient(t, aguiclient.Options{EndpointURL: rm.URL, IdleTimeout: 50 * time.Millisecond}), aguiclient.Input{Text: "x"})
 		evs := drain(s)
 		err := s.Err()
-		if len(evs) != 1 || !errors.Is(err, aguiclient.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "IdleTimeout") {
+		if len(evs) != 1 || !errors.Is(err, clienterr.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "IdleTimeout") {
 			t.Fatalf("got %v, %v", typesOf(evs), err)
 		}
 		rm.waitGone(t)
@@ -359,7 +361,7 @@ func TestSilentRemote(t *testing.T) {
 		}
 		defer s.Close()
 		drain(s)
-		if err := s.Err(); !errors.Is(err, aguiclient.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		if err := s.Err(); !errors.Is(err, clienterr.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Err = %v", err)
 		}
 		rm.waitGone(t)
@@ -368,8 +370,8 @@ func TestSilentRemote(t *testing.T) {
 		rm := newRemote(t, func(w *flushWriter, r *http.Request) { w.hold(r) }) // never answers
 		c := newClient(t, aguiclient.Options{EndpointURL: rm.URL, ConnectTimeout: 50 * time.Millisecond})
 		_, err := c.Run(testCtx(t), aguiclient.Input{Text: "x"})
-		var e *aguiclient.Error
-		if !errors.As(err, &e) || e.Kind != aguiclient.KindTimeout || e.Op != "run" || !errors.Is(err, context.DeadlineExceeded) {
+		var e *clienterr.Error
+		if !errors.As(err, &e) || e.Kind != clienterr.KindTimeout || e.Op != "run" || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v", err)
 		}
 		rm.waitGone(t)
@@ -391,7 +393,7 @@ func TestCancellationAbortsTheRequest(t *testing.T) {
 		}
 		_ = s.Close()
 		rm.waitGone(t)
-		if s.Next() || !errors.Is(s.Err(), aguiclient.ErrCanceled) || !errors.Is(s.Err(), context.Canceled) {
+		if s.Next() || !errors.Is(s.Err(), clienterr.ErrCanceled) || !errors.Is(s.Err(), context.Canceled) {
 			t.Fatalf("after Close: Err = %v", s.Err())
 		}
 		_ = s.Close() // idempotent
@@ -404,7 +406,7 @@ func TestCancellationAbortsTheRequest(t *testing.T) {
 		done := make(chan bool)
 		go func() { done <- s.Next() }()
 		_ = s.Close()
-		if <-done || !errors.Is(s.Err(), aguiclient.ErrCanceled) {
+		if <-done || !errors.Is(s.Err(), clienterr.ErrCanceled) {
 			t.Fatalf("Next = true or Err = %v", s.Err())
 		}
 		rm.waitGone(t)
@@ -425,7 +427,7 @@ func TestCancellationAbortsTheRequest(t *testing.T) {
 				cancel()
 			}
 		}
-		if n != 2 || !errors.Is(s.Err(), aguiclient.ErrCanceled) || !errors.Is(s.Err(), context.Canceled) {
+		if n != 2 || !errors.Is(s.Err(), clienterr.ErrCanceled) || !errors.Is(s.Err(), context.Canceled) {
 			t.Fatalf("%d events, Err = %v", n, s.Err())
 		}
 		rm.waitGone(t)
@@ -445,7 +447,7 @@ func TestCancellationAbortsTheRequest(t *testing.T) {
 			cancel()
 		}()
 		_, err := c.Run(ctx, aguiclient.Input{Text: "x"})
-		if !errors.Is(err, aguiclient.ErrCanceled) || aguiclient.KindOf(err) != aguiclient.KindCanceled {
+		if !errors.Is(err, clienterr.ErrCanceled) || clienterr.KindOf(err) != clienterr.KindCanceled {
 			t.Fatalf("err = %v", err)
 		}
 		rm.waitGone(t)

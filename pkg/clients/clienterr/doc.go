@@ -4,13 +4,12 @@
 // one error type, [*Error], whose message names the protocol, the
 // operation, the kind, the cause and a hint.
 //
-// Each client re-exports these names (a2a.Error is clienterr.Error,
-// a2a.KindNotFound is clienterr.KindNotFound, a2a.ErrNotFound is
-// clienterr.ErrNotFound, and the same for agui), so a caller can keep using
-// the client's own names; the values are the same, so errors.Is(err,
-// a2a.ErrNotFound) also holds for an AG-UI client's not-found error. A
+// Callers of either client match its errors with this package's names
+// (errors.Is(err, clienterr.ErrNotFound), clienterr.KindOf(err)), whichever
+// client made them; each client's doc says which failure is which kind. A
 // client builds its errors with its Protocol ("a2a", "agui"), which prefixes
-// the message, and its Hints, the per-kind advice it appends:
+// the message, and its Hints, the per-kind advice it appends (its NewError
+// does both):
 //
 //	hints := map[clienterr.Kind]string{clienterr.KindNotFound: "check the task id"}
 //	err := fmt.Errorf("delegating: %w", &clienterr.Error{
@@ -27,5 +26,5 @@
 // which kind is each client's business), must not redact or read response
 // bodies (a client puts only redacted, bounded text in an Error), and
 // imports the standard library only, never a client, an SDK or
-// internal/authref.
+// pkg/credentials.
 package clienterr

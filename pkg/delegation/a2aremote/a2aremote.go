@@ -15,11 +15,16 @@ import (
 	"time"
 
 	sdka2a "github.com/a2aproject/a2a-go/v2/a2a"
+
 	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
 
 	"github.com/seed0634/agentadaptor/internal/sanitize"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 // Options tune how A2A agents are reached. The zero value gives the
@@ -88,7 +93,7 @@ func (c *Connector) Connect(ctx context.Context, ep remote.Endpoint) (remote.Age
 		MaxEventBytes: max(a2aclient.DefaultMaxEventBytes, 2*ep.MaxArtifactBytes+64<<10),
 		Auth:          ep.Auth, Secrets: ep.Secrets}
 	if ep.Auth == nil {
-		cred, err := a2aclient.ResolveAuthRef(ep.AuthRef)
+		cred, err := credentials.Resolve(ep.AuthRef)
 		if err != nil {
 			return nil, fmt.Errorf("%w: the host credential for agent %q is not configured (%s)", remote.ErrConfig, ep.Key, ep.AuthRef)
 		}
@@ -109,11 +114,11 @@ func (c *Connector) Connect(ctx context.Context, ep remote.Endpoint) (remote.Age
 		switch {
 		case errors.As(err, &se):
 			return nil, fmt.Errorf("%w: agent %q cannot use the configured auth: %w", remote.ErrConfig, ep.Key, err)
-		case errors.Is(err, a2aclient.ErrInvalidAuthRef):
+		case errors.Is(err, credentials.ErrInvalidRef):
 			return nil, fmt.Errorf("%w: the host credential for agent %q is not configured: %w", remote.ErrConfig, ep.Key, err)
-		case a2aclient.KindOf(err) == a2aclient.KindProtocol:
+		case clienterr.KindOf(err) == clienterr.KindProtocol:
 			return nil, fmt.Errorf("%w: agent %q has a malformed agent card: %w", remote.ErrConfig, ep.Key, err)
-		case a2aclient.KindOf(err) == 0:
+		case clienterr.KindOf(err) == 0:
 			// Not a client error: the auth configuration itself (no
 			// network was involved).
 			return nil, fmt.Errorf("%w: agent %q: %w", remote.ErrConfig, ep.Key, err)
@@ -192,7 +197,7 @@ func (a *agent) CheckCredentials(ctx context.Context) error {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	_, err := a.client.GetTask(ctx, a2aclient.GetTaskRequest{TaskID: a2aclient.TaskID("agentadaptor-credential-check-" + hex.EncodeToString(b)), Tenant: a.ep.Tenant})
-	if a2aclient.KindOf(err) == a2aclient.KindUnauthorized {
+	if clienterr.KindOf(err) == clienterr.KindUnauthorized {
 		return err
 	}
 	return nil
@@ -368,7 +373,7 @@ func (t *task) settle(ctx context.Context, err error, op string) error {
 		if t.m.awaiting {
 			why = "stream ended before the remote reported a state after the answer"
 		}
-		err = a2aclient.NewError(a2aclient.KindInterrupted, op, errors.New(why))
+		err = a2aclient.NewError(clienterr.KindInterrupted, op, errors.New(why))
 	}
 	return err
 }
@@ -398,8 +403,8 @@ func (t *task) resolveHeld(ctx context.Context) {
 // CanRecover implements remote.Task: a cut or unreachable stream of a task
 // whose id is known can be re-attached to.
 func (t *task) CanRecover(err error) bool {
-	k := a2aclient.KindOf(err)
-	return t.m.taskID != "" && (k == a2aclient.KindInterrupted || k == a2aclient.KindUnavailable)
+	k := clienterr.KindOf(err)
+	return t.m.taskID != "" && (k == clienterr.KindInterrupted || k == clienterr.KindUnavailable)
 }
 
 // Recover implements remote.Task: resubscribe, or poll the task, with
@@ -421,7 +426,7 @@ func (t *task) Recover(ctx context.Context) error {
 		if errors.Is(err, a2aclient.ErrResponseTooLarge) {
 			return err // the read budget is spent: remote_failed, as without a cut
 		}
-		return a2aclient.NewError(a2aclient.KindInterrupted, "recover", err)
+		return a2aclient.NewError(clienterr.KindInterrupted, "recover", err)
 	}
 	return t.settle(ctx, nil, "recover")
 }
@@ -460,12 +465,12 @@ func (t *task) poll(ctx context.Context, msg *sdka2a.Message) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			var e *a2aclient.Error
+			var e *clienterr.Error
 			if errors.As(err, &e) && e.Retryable() && failures < t.a.c.opts.RecoverAttempts {
 				failures++
 				continue
 			}
-			return a2aclient.NewError(a2aclient.KindInterrupted, "poll", err)
+			return a2aclient.NewError(clienterr.KindInterrupted, "poll", err)
 		}
 		failures = 0
 		t.emit(t.m.Map(got))
@@ -494,13 +499,13 @@ func (t *task) Cancel(ctx context.Context, meta map[string]any) remote.CancelOut
 		return remote.CancelPending
 	}
 	t.spec.Log.Warn("remote cancel not confirmed", "reason", meta["reason"], "error", t.spec.Transcript.Redact(sanitize.Truncate(err.Error(), 300)))
-	if k := a2aclient.KindOf(err); k == a2aclient.KindRejected || k == a2aclient.KindNotFound {
+	if k := clienterr.KindOf(err); k == clienterr.KindRejected || k == clienterr.KindNotFound {
 		// Not cancelable, or unknown: it may simply have ended already.
 		got, gerr := t.a.client.GetTask(ctx, a2aclient.GetTaskRequest{TaskID: sdka2a.TaskID(t.m.taskID), Tenant: t.a.ep.Tenant})
 		switch {
 		case gerr == nil && a2aclient.IsTerminal(got.Status.State):
 			return remote.CancelConfirmed
-		case a2aclient.KindOf(gerr) == a2aclient.KindNotFound:
+		case clienterr.KindOf(gerr) == clienterr.KindNotFound:
 			return remote.CancelConfirmed
 		}
 	}

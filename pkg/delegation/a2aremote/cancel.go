@@ -4,8 +4,11 @@ import (
 	"context"
 
 	sdka2a "github.com/a2aproject/a2a-go/v2/a2a"
+
 	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 var _ remote.TaskCanceller = (*agent)(nil)
@@ -25,12 +28,12 @@ func (a *agent) CancelTask(ctx context.Context, taskID string, meta map[string]a
 		}
 		return remote.CancelPending
 	}
-	if k := a2aclient.KindOf(err); k == a2aclient.KindRejected || k == a2aclient.KindNotFound {
+	if k := clienterr.KindOf(err); k == clienterr.KindRejected || k == clienterr.KindNotFound {
 		got, gerr := a.client.GetTask(ctx, a2aclient.GetTaskRequest{TaskID: id, Tenant: a.ep.Tenant})
 		switch {
 		case gerr == nil && a2aclient.IsTerminal(got.Status.State):
 			return remote.CancelConfirmed
-		case a2aclient.KindOf(gerr) == a2aclient.KindNotFound:
+		case clienterr.KindOf(gerr) == clienterr.KindNotFound:
 			return remote.CancelConfirmed
 		}
 	}

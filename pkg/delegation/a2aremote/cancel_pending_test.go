@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	env "github.com/seed0634/agentadaptor/internal/delegationenv"
-	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
+	env "github.com/seed0634/agentadaptor/internal/testkit/delegationenv"
+	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/audit"
 	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"

@@ -9,6 +9,8 @@ import (
 	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/artifact"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 func FuzzA2AEventMapping(f *testing.F) {
@@ -30,7 +32,7 @@ func FuzzA2AEventMapping(f *testing.F) {
 		frames := strings.Split(string(data), "\n")
 		for _, fr := range append(frames, frames...) { // replaying every frame: duplicates
 			evs, err := decodeAndMap(m, []byte(fr))
-			if err != nil && a2aclient.KindOf(err) == 0 {
+			if err != nil && clienterr.KindOf(err) == 0 {
 				t.Fatalf("untyped error %v", err)
 			}
 			for _, ev := range evs {
@@ -67,7 +69,7 @@ func FuzzCardIngestionRegistry(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		card, err := a2aclient.ParseCard(raw, "http://127.0.0.1:9/.well-known/agent-card.json")
 		if err != nil {
-			if a2aclient.KindOf(err) != a2aclient.KindProtocol {
+			if clienterr.KindOf(err) != clienterr.KindProtocol {
 				t.Fatalf("untyped card error %v", err)
 			}
 			return

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	env "github.com/seed0634/agentadaptor/internal/delegationenv"
-	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
+	env "github.com/seed0634/agentadaptor/internal/testkit/delegationenv"
+	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
@@ -19,7 +19,7 @@ import (
 // still input-required Task and end with its last word in the status
 // message; it can be polled (a non-streaming card), send its terminal frame
 // before its artifacts, or end with an agent-adaptor-result artifact. The replay tests serve its recorded wire
-// traffic (internal/delegationtest/testdata/jsa2a) and always run; the live
+// traffic (internal/testkit/delegationtest/testdata/jsa2a) and always run; the live
 // test runs the script itself. Record again with
 //
 //	AGENTADAPTOR_RECORD_JSA2A=1 go test -run TestRecordJSRemote ./pkg/delegation/a2aremote

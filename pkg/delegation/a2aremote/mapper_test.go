@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
+	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
 	a2aclient "github.com/seed0634/agentadaptor/pkg/clients/a2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/artifact"

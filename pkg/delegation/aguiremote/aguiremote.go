@@ -15,6 +15,10 @@ import (
 	aguiclient "github.com/seed0634/agentadaptor/pkg/clients/agui"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
+
+	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
 )
 
 // Options tune how remote AG-UI agents are reached. The zero value gives
@@ -55,7 +59,7 @@ func (c *Connector) Connect(_ context.Context, ep remote.Endpoint) (remote.Agent
 	client, err := aguiclient.New(aguiclient.Options{EndpointURL: ep.URL, AuthRef: ep.AuthRef, HTTPClient: c.opts.HTTPClient,
 		ConnectTimeout: c.opts.ConnectTimeout, MaxFrameBytes: frame, MaxStreamBytes: limit})
 	if err != nil {
-		if errors.Is(err, aguiclient.ErrInvalidAuthRef) {
+		if errors.Is(err, credentials.ErrInvalidRef) {
 			return nil, fmt.Errorf("%w: the host credential for agent %q is not configured (%s)", remote.ErrConfig, ep.Key, ep.AuthRef)
 		}
 		return nil, fmt.Errorf("%w: agent %q: %w", remote.ErrConfig, ep.Key, err)
@@ -135,7 +139,7 @@ func (t *task) turn(ctx context.Context) error {
 		return nil
 	}
 	if err == nil {
-		err = aguiclient.NewError(aguiclient.KindInterrupted, "stream", errors.New("the run ended before RUN_FINISHED or RUN_ERROR"))
+		err = aguiclient.NewError(clienterr.KindInterrupted, "stream", errors.New("the run ended before RUN_FINISHED or RUN_ERROR"))
 	}
 	return err
 }
@@ -157,7 +161,7 @@ func (t *task) stream(ctx context.Context) error {
 	if err := st.Err(); err != nil {
 		return err
 	}
-	return aguiclient.NewError(aguiclient.KindInterrupted, "stream", errors.New("the run ended without a usable terminal event"))
+	return aguiclient.NewError(clienterr.KindInterrupted, "stream", errors.New("the run ended without a usable terminal event"))
 }
 
 func (t *task) emit(evs []delegation.DelegationEvent) {
@@ -186,7 +190,7 @@ func (t *task) CanRecover(error) bool { return false }
 
 // Recover implements remote.Task: an AG-UI run cannot be resumed.
 func (t *task) Recover(context.Context) error {
-	return aguiclient.NewError(aguiclient.KindInterrupted, "recover", errors.New("AG-UI runs cannot be resumed"))
+	return aguiclient.NewError(clienterr.KindInterrupted, "recover", errors.New("AG-UI runs cannot be resumed"))
 }
 
 // Cancel implements remote.Task. AG-UI has no cancel call: aborting the

@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"testing"
 
-	env "github.com/seed0634/agentadaptor/internal/delegationenv"
-	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
+	env "github.com/seed0634/agentadaptor/internal/testkit/delegationenv"
+	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"

@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	env "github.com/seed0634/agentadaptor/internal/delegationenv"
+	env "github.com/seed0634/agentadaptor/internal/testkit/delegationenv"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/types"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
@@ -79,7 +79,7 @@ func checkGolden(t *testing.T, name, got string) {
 }
 
 // TestAGUIAndA2AProduceTheSameFamily is the phase 7 exit criterion: the
-// same script played by a remote A2A agent (internal/fakea2a) and by a
+// same script played by a remote A2A agent (internal/testkit/fakea2a) and by a
 // remote AG-UI agent (the real pkg/bridges/sse handler over the scripted
 // agent) yields the same subagent event family.
 func TestAGUIAndA2AProduceTheSameFamily(t *testing.T) {

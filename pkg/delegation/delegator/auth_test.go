@@ -6,17 +6,18 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	env "github.com/seed0634/agentadaptor/internal/delegationenv"
-	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	env "github.com/seed0634/agentadaptor/internal/testkit/delegationenv"
+	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
-	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // withAuth replaces the test spec's bearer auth_ref with auth.
-func withAuth(a remote.Auth) func(*registry.RemoteAgentSpec) {
+func withAuth(a credentials.Auth) func(*registry.RemoteAgentSpec) {
 	return func(s *registry.RemoteAgentSpec) { s.AuthRef, s.Auth = "", &a }
 }
 
@@ -35,8 +36,8 @@ func TestDelegateWithAPIKeyAndOAuth2(t *testing.T) {
 		SecuritySchemes:      a2a.NamedSecuritySchemes{"cc": a2a.OAuth2SecurityScheme{Flows: a2a.ClientCredentialsOAuthFlow{}}},
 		SecurityRequirements: a2a.SecurityRequirementsOptions{{"cc": {"agents.invoke"}}}})
 	e := env.NewEnv(t, []registry.RemoteAgentSpec{
-		dt.SpecFor("keyed", keyed, withAuth(remote.Auth{Scheme: remote.AuthAPIKey, TokenRef: secretRef})),
-		dt.SpecFor("oauth", oauth, withAuth(remote.Auth{Scheme: remote.AuthOAuth2, ClientID: "agentadaptor", ClientSecretRef: secretRef})),
+		dt.SpecFor("keyed", keyed, withAuth(credentials.Auth{Scheme: credentials.SchemeAPIKey, TokenRef: secretRef})),
+		dt.SpecFor("oauth", oauth, withAuth(credentials.Auth{Scheme: credentials.SchemeOAuth2, ClientID: "agentadaptor", ClientSecretRef: secretRef})),
 	})
 	rec := e.Record(t, "run-auth")
 	for _, agent := range []string{"keyed", "oauth"} {
@@ -75,7 +76,7 @@ func TestDelegateAuthRequired(t *testing.T) {
 			"oauth": a2a.OAuth2SecurityScheme{Flows: a2a.AuthorizationCodeOAuthFlow{AuthorizationURL: "https://auth.example/authorize", TokenURL: "https://auth.example/token"}},
 		},
 		Behavior: fakea2a.Script(fakea2a.Working("Checking."), fakea2a.Status(a2a.TaskStateAuthRequired, "Sign in to the CRM first."), fakea2a.Hang())})
-	e := env.NewEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("keyed", srv, withAuth(remote.Auth{Scheme: remote.AuthAPIKey, TokenRef: secretRef}))})
+	e := env.NewEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("keyed", srv, withAuth(credentials.Auth{Scheme: credentials.SchemeAPIKey, TokenRef: secretRef}))})
 	rec := e.Record(t, "run-ar")
 	res := e.D.Delegate(dt.Ctx(t), delegator.Request{RunID: "run-ar", Agent: "keyed", Objective: "x"})
 	if res.Status != delegation.StatusFailed || res.Error == nil || res.Error.Code != delegation.CodeAuthRequired || res.Error.Retryable || res.Error.RemoteStatus != "auth-required" {
@@ -111,8 +112,8 @@ func TestDelegateAuthMisconfigured(t *testing.T) {
 		SecuritySchemes: a2a.NamedSecuritySchemes{"cc": a2a.OAuth2SecurityScheme{Flows: a2a.ClientCredentialsOAuthFlow{}}},
 		Behavior:        fakea2a.Script(fakea2a.Completed("never"))})
 	e := env.NewEnv(t, []registry.RemoteAgentSpec{
-		dt.SpecFor("wrong-scheme", oauthCard, withAuth(remote.Auth{Scheme: remote.AuthAPIKey, TokenRef: secretRef})),
-		dt.SpecFor("refused", oauthCard, withAuth(remote.Auth{Scheme: remote.AuthOAuth2, ClientID: "agentadaptor", ClientSecretRef: secretRef})),
+		dt.SpecFor("wrong-scheme", oauthCard, withAuth(credentials.Auth{Scheme: credentials.SchemeAPIKey, TokenRef: secretRef})),
+		dt.SpecFor("refused", oauthCard, withAuth(credentials.Auth{Scheme: credentials.SchemeOAuth2, ClientID: "agentadaptor", ClientSecretRef: secretRef})),
 	})
 	for agent, want := range map[string]struct {
 		code delegation.FailureCode

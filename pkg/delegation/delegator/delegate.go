@@ -21,6 +21,8 @@ import (
 	"github.com/seed0634/agentadaptor/pkg/delegation/audit"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
 	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 // Request is one delegation, as the delegate_to_agent tool (or a host)
@@ -472,8 +474,8 @@ func (f *inflight) interrupted(ctx context.Context) (string, bool) {
 // authenticates with and the schemes the agent declares
 // (docs/design.md#failure-codes).
 func (f *inflight) authRequired(label, question string) *delegation.DelegationError {
-	how := map[string]string{"": "no credential", string(remote.AuthBearer): "a bearer token (scheme bearer)",
-		string(remote.AuthAPIKey): "an API key (scheme api_key)", string(remote.AuthOAuth2): "OAuth2 client credentials (scheme oauth2)"}[f.auth.AuthScheme]
+	how := map[string]string{"": "no credential", string(credentials.SchemeBearer): "a bearer token (scheme bearer)",
+		string(credentials.SchemeAPIKey): "an API key (scheme api_key)", string(credentials.SchemeOAuth2): "OAuth2 client credentials (scheme oauth2)"}[f.auth.AuthScheme]
 	if how == "" {
 		how = "scheme " + f.auth.AuthScheme
 	}

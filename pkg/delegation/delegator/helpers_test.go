@@ -3,11 +3,11 @@ package delegator_test
 import (
 	"testing"
 
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 
 	"go.uber.org/goleak"
 
-	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
+	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 )
 

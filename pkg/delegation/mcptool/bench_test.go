@@ -8,9 +8,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	agentadaptor "github.com/seed0634/agentadaptor"
-	env "github.com/seed0634/agentadaptor/internal/delegationenv"
-	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	env "github.com/seed0634/agentadaptor/internal/testkit/delegationenv"
+	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation/mcptool"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
 )

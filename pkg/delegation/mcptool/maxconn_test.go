@@ -4,10 +4,10 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/seed0634/agentadaptor/internal/conntest"
-	env "github.com/seed0634/agentadaptor/internal/delegationenv"
-	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	"github.com/seed0634/agentadaptor/internal/testkit/conntest"
+	env "github.com/seed0634/agentadaptor/internal/testkit/delegationenv"
+	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation/mcptool"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
 )

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
 	"github.com/seed0634/agentadaptor/internal/sanitize"
 	"github.com/seed0634/agentadaptor/pkg/clients/clienterr"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
 )
@@ -80,7 +80,7 @@ type RemoteAgentSpec struct {
 	// key header or OAuth2 client credentials (secrets by reference), which
 	// the agent card's securitySchemes complete and must allow
 	// (docs/design.md#secrets). Exclusive with AuthRef.
-	Auth *remote.Auth
+	Auth *credentials.Auth
 	// Tenant is sent with every A2A request to this agent.
 	Tenant string
 	// Shortcut optionally names a dedicated tool for this agent
@@ -127,7 +127,7 @@ type Registry struct {
 	order      []string
 	agents     map[string]*entry
 	connectors map[string]remote.Connector
-	secrets    *authref.Secrets
+	secrets    *credentials.Secrets
 }
 
 type entry struct {
@@ -163,7 +163,7 @@ func (e *Error) Error() string {
 // and tenants outside the policy's AllowedTenants. It makes no network
 // call (see Load).
 func New(opts Options, specs ...RemoteAgentSpec) (*Registry, error) {
-	r := &Registry{agents: map[string]*entry{}, connectors: map[string]remote.Connector{}, secrets: &authref.Secrets{}}
+	r := &Registry{agents: map[string]*entry{}, connectors: map[string]remote.Connector{}, secrets: &credentials.Secrets{}}
 	for _, c := range opts.Connectors {
 		r.connectors[c.Protocol()] = c
 	}
@@ -298,7 +298,7 @@ func checkRemoteURL(raw string) error {
 
 // Secrets returns the secrets behind the registry's auth references, to be
 // scrubbed from everything the host shows.
-func (r *Registry) Secrets() *authref.Secrets { return r.secrets }
+func (r *Registry) Secrets() *credentials.Secrets { return r.secrets }
 
 // Keys returns the keys of the agents exposed to the model, in spec order
 // (agents whose card was rejected at startup are left out).

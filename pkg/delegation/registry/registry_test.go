@@ -6,13 +6,15 @@ import (
 	"testing"
 	"time"
 
-	dt "github.com/seed0634/agentadaptor/internal/delegationtest"
-	"github.com/seed0634/agentadaptor/internal/fakea2a"
+	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/a2aremote"
 	"github.com/seed0634/agentadaptor/pkg/delegation/aguiremote"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
 	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
+
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 )
 
 func baseSpec(key string) registry.RemoteAgentSpec {
@@ -78,14 +80,14 @@ func TestRegistryValidation(t *testing.T) {
 		"input mode":     func(s *registry.RemoteAgentSpec) { s.Policy.InputRequired = "ask" },
 		"auth and ref": func(s *registry.RemoteAgentSpec) {
 			s.AuthRef = "env:X"
-			s.Auth = &remote.Auth{Scheme: remote.AuthBearer, TokenRef: "env:X"}
+			s.Auth = &credentials.Auth{Scheme: credentials.SchemeBearer, TokenRef: "env:X"}
 		},
 		"auth inline": func(s *registry.RemoteAgentSpec) {
-			s.Auth = &remote.Auth{Scheme: remote.AuthAPIKey, TokenRef: "sk-live-123"}
+			s.Auth = &credentials.Auth{Scheme: credentials.SchemeAPIKey, TokenRef: "sk-live-123"}
 		},
-		"auth no scheme": func(s *registry.RemoteAgentSpec) { s.Auth = &remote.Auth{TokenRef: "env:X"} },
+		"auth no scheme": func(s *registry.RemoteAgentSpec) { s.Auth = &credentials.Auth{TokenRef: "env:X"} },
 		"auth agui": func(s *registry.RemoteAgentSpec) {
-			s.Protocol, s.EndpointURL, s.Auth = delegation.ProtocolAGUI, "http://127.0.0.1:1/agui", &remote.Auth{Scheme: remote.AuthBearer, TokenRef: "env:X"}
+			s.Protocol, s.EndpointURL, s.Auth = delegation.ProtocolAGUI, "http://127.0.0.1:1/agui", &credentials.Auth{Scheme: credentials.SchemeBearer, TokenRef: "env:X"}
 		},
 		"input conflict": func(s *registry.RemoteAgentSpec) {
 			s.Policy.InputRequired, s.Policy.AllowInputRequired = registry.InputRequiredFail, true

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/artifact"
 )
@@ -18,7 +18,7 @@ import (
 // secret is stored byte for byte and not marked.
 func TestArtifactContentIsRedactedBeforeItIsStored(t *testing.T) {
 	const secret = "host-token-0123456789"
-	secrets := &authref.Secrets{}
+	secrets := &credentials.Secrets{}
 	secrets.Add(secret)
 	for _, tc := range []struct {
 		name     string
@@ -27,18 +27,18 @@ func TestArtifactContentIsRedactedBeforeItIsStored(t *testing.T) {
 		redacted bool
 	}{
 		{"text", []ArtifactPart{{RemoteID: "a", Name: "notes.md", MimeType: "text/markdown", Content: []byte("token: " + secret + "\n"), Last: true}},
-			[]byte("token: " + authref.Redacted + "\n"), true},
+			[]byte("token: " + credentials.Redacted + "\n"), true},
 		{"binary", []ArtifactPart{{RemoteID: "a", Name: "blob.bin", MimeType: "application/octet-stream",
 			Content: append(append([]byte{0x00, 0xff, 0x89}, secret...), 0x00, 0x01), Last: true}},
-			append(append([]byte{0x00, 0xff, 0x89}, authref.Redacted...), 0x00, 0x01), true},
+			append(append([]byte{0x00, 0xff, 0x89}, credentials.Redacted...), 0x00, 0x01), true},
 		{"split across streamed chunks", []ArtifactPart{
 			{RemoteID: "a", Name: "log.txt", MimeType: "text/plain", Content: []byte("begin " + secret[:7])},
 			{RemoteID: "a", Content: []byte(secret[7:15]), Append: true},
 			{RemoteID: "a", Content: []byte(secret[15:] + " end"), Append: true, Last: true}},
-			[]byte("begin " + authref.Redacted + " end"), true},
+			[]byte("begin " + credentials.Redacted + " end"), true},
 		{"twice, and in a snapshot", []ArtifactPart{{RemoteID: "a", Name: "x.json", MimeType: "application/json",
 			Content: []byte(`{"a":"` + secret + `","b":"` + secret + `"}`), Snapshot: true}},
-			[]byte(`{"a":"` + authref.Redacted + `","b":"` + authref.Redacted + `"}`), true},
+			[]byte(`{"a":"` + credentials.Redacted + `","b":"` + credentials.Redacted + `"}`), true},
 		{"no secret", []ArtifactPart{{RemoteID: "a", Name: "clean.bin", MimeType: "application/octet-stream", Content: []byte{0x00, 'h', 'o', 's', 't', 0xff}, Last: true}},
 			[]byte{0x00, 'h', 'o', 's', 't', 0xff}, false},
 	} {

@@ -5,25 +5,8 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
-)
-
-// Auth is how the host authenticates to a remote agent beyond a bearer
-// auth reference: a bearer token, an API key header or OAuth2 client
-// credentials, every secret by auth reference; a protocol with a
-// self-description (the A2A card's securitySchemes) completes and checks
-// it (docs/design.md#secrets).
-type Auth = authref.Auth
-
-// AuthScheme is an [Auth]'s scheme.
-type AuthScheme = authref.Scheme
-
-// The schemes of [Auth].
-const (
-	AuthBearer = authref.SchemeBearer
-	AuthAPIKey = authref.SchemeAPIKey
-	AuthOAuth2 = authref.SchemeOAuth2
 )
 
 // Endpoint is what the host's registry knows about one remote agent, as a
@@ -40,11 +23,15 @@ type Endpoint struct {
 	// AuthRef names the credential ("env:NAME" or "file:/path"); the
 	// protocol resolves it and sends it to the endpoint's origin only.
 	AuthRef string
-	// Auth, when set, replaces AuthRef (protocols that support it).
-	Auth *Auth
+	// Auth, when set, replaces AuthRef (protocols that support it): a
+	// bearer token, an API key header or OAuth2 client credentials, every
+	// secret by auth reference; a protocol with a self-description (the A2A
+	// card's securitySchemes) completes and checks it
+	// (docs/design.md#secrets).
+	Auth *credentials.Auth
 	// Secrets learns the secrets the connection uses (e.g. OAuth2 access
 	// tokens as they are fetched), so the host scrubs them; nil: none.
-	Secrets *authref.Secrets
+	Secrets *credentials.Secrets
 	// Tenant is sent with every request, for protocols that have tenants.
 	Tenant string
 	// Streaming declares that an agent without a self-description streams.

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/seed0634/agentadaptor/internal/authref"
 	"github.com/seed0634/agentadaptor/internal/sanitize"
+	"github.com/seed0634/agentadaptor/pkg/credentials"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/artifact"
 )
@@ -40,7 +40,7 @@ type TranscriptConfig struct {
 	Put func(meta artifact.Meta, content []byte) (uri string, err error)
 	// Secrets are scrubbed from every id the remote chooses before it is
 	// kept (nil: none).
-	Secrets *authref.Secrets
+	Secrets *credentials.Secrets
 }
 
 // Transcript is the protocol-neutral state of one delegation: the remote
@@ -515,7 +515,7 @@ func (t *Transcript) announce(acc *artAcc) []delegation.DelegationEvent {
 }
 
 // redactContent returns content with every known secret replaced by
-// [REDACTED] (authref.Redacted), and whether there was one. Go strings
+// [REDACTED] (credentials.Redacted), and whether there was one. Go strings
 // hold any bytes, so binary content is scrubbed the same way as text.
 func (t *Transcript) redactContent(content []byte) ([]byte, bool) {
 	if t.cfg.Secrets == nil || len(content) == 0 {

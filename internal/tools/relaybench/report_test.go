@@ -1,0 +1,100 @@
+package relaybench
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The ratio columns: project to every baseline, the project's other
+// configurations to bare only.
+func TestTableRatioColumns(t *testing.T) {
+	vals := map[string]float64{"project": 120, "project-nice": 30, "bare": 3, "peer": 40}
+	rows := []row{{"p99", func(s string) (float64, string, bool) {
+		v, ok := vals[s]
+		return v, "", ok
+	}}}
+	for _, tt := range []struct {
+		systems []string
+		header  string
+		ratios  string
+	}{
+		{[]string{"project", "project-nice", "bare", "peer"},
+			"| | project | project-nice | bare | peer | project/bare | project/peer | project-nice/bare |",
+			"| 40.00× | 3.00× | 10.00× |"},
+		{[]string{"project", "bare", "peer"},
+			"| | project | bare | peer | project/bare | project/peer |",
+			"| 40.00× | 3.00× |"},
+		{[]string{"project", "project-nice"},
+			"| | project | project-nice | project-nice/project |",
+			"| 0.25× |"},
+		{[]string{"project-nice", "peer"},
+			"| | project-nice | peer | project-nice/peer |",
+			"| 0.75× |"},
+	} {
+		var b bytes.Buffer
+		table(&b, tt.systems, rows)
+		lines := strings.Split(b.String(), "\n")
+		if lines[0] != tt.header {
+			t.Errorf("%v: header %q, want %q", tt.systems, lines[0], tt.header)
+		}
+		if !strings.HasSuffix(lines[2], tt.ratios) {
+			t.Errorf("%v: row %q, want it to end in %q", tt.systems, lines[2], tt.ratios)
+		}
+		if n, want := strings.Count(lines[1], "|"), strings.Count(lines[0], "|"); n != want {
+			t.Errorf("%v: separator %q has %d bars, header %d", tt.systems, lines[1], n, want)
+		}
+	}
+}
+
+// The fixed costs are derived from the three shapes: here serve costs
+// 3 ms per run, 1 ms per delegation and 100 µs per chunk, the parents 10
+// ms per run and 2 ms per delegation.
+func TestFixedCostDerivation(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	cost := func(width, chunks int) CPU {
+		return CPU{Self: ms(3 + float64(width)*(1+0.1*float64(chunks))), Children: ms(10 + 2*float64(width))}
+	}
+	cfg := FixedConfig{Runs: 100, Concurrency: 10, Width: 10, Short: 2, Long: 102}
+	r := &FixedResult{Config: cfg,
+		ShortOne:  FixedShape{PerRun: cost(1, 2)},
+		LongOne:   FixedShape{PerRun: cost(1, 102)},
+		ShortWide: FixedShape{PerRun: cost(10, 2)},
+	}
+	near := func(name string, got, want float64) {
+		if d := got - want; d > 1 || d < -1 { // ns
+			t.Errorf("%s = %.0f ns, want %.0f", name, got, want)
+		}
+	}
+	near("per chunk", r.PerChunk().Self, 0.1e6)
+	near("per delegation", r.PerDelegation().Self, 1e6)
+	near("per run", r.PerRun().Self, 3e6)
+	near("parents per chunk", r.PerChunk().Children, 0)
+	near("parents per delegation", r.PerDelegation().Children, 2e6)
+	near("parents per run", r.PerRun().Children, 10e6)
+}
+
+// The fan-out table renders for every system, and a level without a
+// steady state shows "—" in the window's rows instead of zeros.
+func TestFanOutTableWithoutSteadyState(t *testing.T) {
+	shape := FanShape{Runs: 2, Width: 3}
+	res := &Results{Config: Config{Systems: []string{"project", "bare"}, FanOut: []FanShape{shape}}}
+	res.FanOut = []FanOutResult{
+		{System: "project", Shape: shape, Requests: 2, Chunks: 60, Window: 2 * time.Second, WindowChunks: 50, CPU: CPU{Self: 10 * time.Millisecond}},
+		{System: "bare", Shape: shape, Requests: 2, Chunks: 60, FirstError: "no steady state: 5 of 6 streams started"},
+	}
+	md := res.Markdown()
+	if !strings.Contains(md, "### Fan-out: 2 runs × 3 concurrent delegations each (6 streams)") {
+		t.Fatalf("no fan-out table:\n%s", md)
+	}
+	for _, l := range strings.Split(md, "\n") {
+		if strings.HasPrefix(l, "| CPU per chunk, µs (project: serve alone) |") {
+			if want := "| CPU per chunk, µs (project: serve alone) | 200 | — | — |"; l != want {
+				t.Errorf("row %q, want %q", l, want)
+			}
+			return
+		}
+	}
+	t.Errorf("no CPU row:\n%s", md)
+}
