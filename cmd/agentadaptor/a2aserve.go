@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -13,11 +12,11 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/httpguard"
 	"github.com/seed0634/agentadaptor/internal/telemetry"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
 	"github.com/seed0634/agentadaptor/pkg/credentials"
+	"github.com/seed0634/agentadaptor/pkg/host"
 	"google.golang.org/grpc"
 )
 
@@ -63,6 +62,7 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	exposeReasoning := fs.Bool("expose-reasoning", false, "publish reasoning as working status messages")
 	exposeTools := fs.Bool("expose-tool-calls", false, "publish tool calls and results as working status messages")
 	exposeDiag := fs.Bool("expose-diagnostics", false, "publish diagnostics as working status messages")
+	logFormat := fs.String("log-format", logText, "log records as text (key=value) or json lines")
 	if code, done := parseFlags(fs, args, stdout, stderr); done {
 		return code
 	}
@@ -84,6 +84,10 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	if *maxActive < 1 {
 		return usageErr("--max-active-tasks %d: must be at least 1", *maxActive)
+	}
+	logger, err := newLogger(stderr, *logFormat)
+	if err != nil {
+		return usageErr("%v", err)
 	}
 	// Keep the processes we start from reading our environment and memory.
 	if err := hideProcess(); err != nil {
@@ -133,8 +137,11 @@ func a2aServeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return usageErr("%v", err)
 	}
 	defer shutdownTracing(tracing, stderr, "a2a serve")
+	if tracing.Enabled() {
+		// The exporter's errors go to the log, rate-limited.
+		telemetry.HandleErrors(logger)
+	}
 	tel := telemetry.NewA2AServe(tracing)
-	logger := slog.New(telemetry.LogHandler(slog.NewTextHandler(stderr, nil)))
 	// The agent CLIs, and everything they run, inherit neither the
 	// tokens' variables nor the tracing exporter's credentials.
 	sdk, err := agentadaptor.New(agentadaptor.WithAdapters(adapter), agentadaptor.WithLogger(logger),

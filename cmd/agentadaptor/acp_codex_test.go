@@ -2,19 +2,18 @@ package main
 
 import (
 	"context"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
 	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/hosttest"
 	"github.com/seed0634/agentadaptor/internal/testkit/realcli"
-
 	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 )
 
@@ -55,17 +54,11 @@ func TestServeCodexACPParentDelegates(t *testing.T) {
 	cfg.Parent.Binary, cfg.Parent.WorkDir, cfg.Parent.Timeout = bin, t.TempDir(), hostconfig.Duration(90*time.Second)
 	cfg.Parent.Args = append(cfg.Parent.Args, model.CodexACPArgs("FAKE_KEY", catalog)...)
 	cfg.Agents = []hostconfig.Agent{{Key: "reviewer", DisplayName: "Reviewer", Protocol: "a2a", AgentCardURL: remote.CardURL()}}
-	h, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir(), AdapterFactory: parentAdapter})
+	h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{StateDir: t.TempDir(), AdapterFactory: parentAdapter})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = h.Shutdown(ctx)
-		srv.Close()
-	})
+	srv := hosttest.Serve(t, h)
 	body := ssetest.PostAll(t.Context(), t, srv.URL+"/agui", `{"threadId":"th-c","runId":"run-codex-acp-1","messages":[{"id":"u1","role":"user","content":"get the change reviewed"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`)
 	if err := aguiverify.VerifyReader(strings.NewReader(string(body))); err != nil {
 		t.Fatalf("invalid AG-UI stream: %v\n%s", err, body)

@@ -5,19 +5,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
 	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakeacp"
-
+	"github.com/seed0634/agentadaptor/internal/testkit/hosttest"
 	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 )
 
@@ -92,17 +90,11 @@ func TestServeACPParentDelegates(t *testing.T) {
 				Parent: hostconfig.Parent{Adapter: "acp", Binary: exe, Args: []string{"--experimental-acp"}},
 				Agents: []hostconfig.Agent{{Key: "reviewer", DisplayName: "Reviewer", Protocol: "a2a", AgentCardURL: remote.CardURL()}},
 			}
-			h, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir(), AdapterFactory: parentAdapter})
+			h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{StateDir: t.TempDir(), AdapterFactory: parentAdapter})
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := httptest.NewServer(h.Handler())
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				_ = h.Shutdown(ctx)
-				srv.Close()
-			})
+			srv := hosttest.Serve(t, h)
 			body := ssetest.PostAll(t.Context(), t, srv.URL+"/agui", `{"threadId":"th-1","runId":"run-acp-1","messages":[{"id":"u1","role":"user","content":"get it reviewed"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`)
 			if err := aguiverify.VerifyReader(bytes.NewReader(body)); err != nil {
 				t.Fatalf("invalid AG-UI stream: %v\n%s", err, body)

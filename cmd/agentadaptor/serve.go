@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
-	"net/http"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/examples/streaming-chat-copilotkit/web"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
-	"github.com/seed0634/agentadaptor/internal/telemetry"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
+	"github.com/seed0634/agentadaptor/pkg/host"
 )
 
 func init() {
@@ -20,9 +19,10 @@ func init() {
 }
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("serve", "serve [--config host.yaml] [--addr 127.0.0.1:8080]")
+	fs := newFlagSet("serve", "serve [--config host.yaml] [--addr 127.0.0.1:8080] [--log-format text|json]")
 	configPath := fs.String("config", "", "host configuration file (YAML); none runs the embedded demo")
 	addr := fs.String("addr", "", "listen address (default: the config's addr, else "+host.DefaultAddr+")")
+	logFormat := fs.String("log-format", "", "log records as text (key=value) or json lines (default: the config's log_format, else text)")
 	if code, done := parseFlags(fs, args, stdout, stderr); done {
 		return code
 	}
@@ -34,6 +34,10 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := hideProcess(); err != nil {
 		fmt.Fprintf(stderr, "agentadaptor serve: making the process non-dumpable: %v\n", err)
 		return 1
+	}
+	if _, err := newLogger(io.Discard, *logFormat); err != nil {
+		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
+		return 2
 	}
 	var cfg *hostconfig.Config
 	if *configPath != "" {
@@ -53,16 +57,24 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 2
 		}
 	}
-	// Traces per the OTEL_* environment (docs/design.md#observability);
-	// flushed on exit.
-	tracing, err := telemetry.NewTracing(ctx, "agentadaptor-serve")
+	format := *logFormat
+	if format == "" && cfg != nil {
+		format = cfg.LogFormat
+	}
+	logger, err := newLogger(stderr, format)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
+		return 2
+	}
+	// Traces per the OTEL_* environment (docs/design.md#observability),
+	// their exporter's errors in the log; flushed on exit.
+	tracing, err := host.NewTracing(ctx, "agentadaptor-serve", logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
 		return 2
 	}
 	defer shutdownTracing(tracing, stderr, "serve")
-	logger := slog.New(telemetry.LogHandler(slog.NewTextHandler(stderr, nil)))
-	h, err := host.New(ctx, cfg, host.Options{Logger: logger, AdapterFactory: parentAdapter, Addr: *addr, Tracing: tracing})
+	h, err := hostyaml.New(ctx, cfg, hostyaml.Options{Logger: logger, AdapterFactory: parentAdapter, Addr: *addr, Tracing: tracing, UI: web.Handler()})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
 		return 2
@@ -70,17 +82,17 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	ln, err := net.Listen("tcp", h.Addr())
 	if err != nil {
 		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = h.Shutdown(sctx)
 		return 1
 	}
-	ln = h.LimitListener(ln) // max_connections
-	srv := h.Server()
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(stderr, "agentadaptor serve: listening on %s\n", base)
 	for name, link := range h.LoginURLs(base) {
 		fmt.Fprintf(stderr, "agentadaptor serve: sign in as %s (one-time link, 15 minutes): %s\n", name, link)
 	}
-	err = h.Serve(ctx, srv, func() error { return srv.Serve(ln) })
-	if err != nil && err != http.ErrServerClosed {
+	if err := h.Serve(ctx, ln); err != nil {
 		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
 		return 1
 	}
@@ -89,7 +101,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 // shutdownTracing flushes the spans not exported yet, bounded.
-func shutdownTracing(t *telemetry.Tracing, stderr io.Writer, command string) {
+func shutdownTracing(t interface{ Shutdown(context.Context) error }, stderr io.Writer, command string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := t.Shutdown(ctx); err != nil {

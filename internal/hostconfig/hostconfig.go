@@ -61,6 +61,10 @@ type Config struct {
 	// AuditMaxFiles is how many rotated audit files are kept besides the
 	// one being written; older ones are deleted (0, the default: all).
 	AuditMaxFiles int `yaml:"audit_max_files"`
+	// LogFormat is the format of serve's log records on stderr: text
+	// (key=value, the default) or json (one JSON object per line);
+	// --log-format wins.
+	LogFormat string `yaml:"log_format"`
 }
 
 // DefaultMaxConnections is MaxConnections when the config leaves it 0.
@@ -526,6 +530,11 @@ func (c *Config) Validate() error {
 		return &Error{Field: "audit_max_bytes", Reason: "rotates the audit file: set audit_file too"}
 	case c.AuditMaxFiles > 0 && c.AuditMaxBytes == 0:
 		return &Error{Field: "audit_max_files", Reason: "keeps rotated audit files: set audit_max_bytes too (without it the file never rotates)"}
+	}
+	switch c.LogFormat {
+	case "", "text", "json":
+	default:
+		return &Error{Field: "log_format", Reason: fmt.Sprintf("%q is not text or json", c.LogFormat)}
 	}
 	if err := c.Cluster.validate(); err != nil {
 		return err

@@ -227,3 +227,18 @@ func TestParentNice(t *testing.T) {
 		})
 	}
 }
+
+// log_format is text (the default) or json; anything else names the field.
+func TestLogFormat(t *testing.T) {
+	for doc, want := range map[string]string{"": "", "log_format: text\n": "text", "log_format: json\n": "json"} {
+		c, err := Parse("host.yaml", []byte(doc))
+		if err != nil || c.LogFormat != want {
+			t.Errorf("%q: %q, %v; want %q", doc, c.LogFormat, err, want)
+		}
+	}
+	_, err := Parse("host.yaml", []byte("log_format: logfmt\n"))
+	var e *Error
+	if !errors.As(err, &e) || e.Field != "log_format" || !strings.Contains(err.Error(), "text or json") {
+		t.Fatalf("err = %v, want one on log_format", err)
+	}
+}

@@ -10,11 +10,13 @@
 //  2. the Origin header (same origin, or a trusted origin) and, for
 //     state-changing methods, Go's http.CrossOriginProtection (Sec-Fetch-Site):
 //     cross-site requests, text/plain form posts included, get 403;
-//  3. authentication when tokens are configured: "Authorization: Bearer"
-//     or the session cookie set by a one-time login link or the sign-in
-//     page; 401 with WWW-Authenticate otherwise (public paths such as
-//     /healthz excepted), as an HTML sign-in page when a browser navigates;
-//     the principal is put in the request's context ([Principal]);
+//  3. authentication when tokens or an authenticator are configured:
+//     "Authorization: Bearer" with a configured token, the session cookie
+//     set by a one-time login link or the sign-in page, else
+//     Config.Authenticate; 401 with WWW-Authenticate otherwise (public
+//     paths such as /healthz excepted), as an HTML sign-in page when a
+//     browser navigates and tokens are configured; the principal is put in
+//     the request's context ([Principal]);
 //  4. that a request body is JSON (415 otherwise; the sign-in form's
 //     urlencoded POST to the login path excepted).
 //
@@ -41,7 +43,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -72,6 +73,12 @@ type Config struct {
 	// resolved from auth references). Empty: no authentication, every
 	// request is the anonymous principal "".
 	Tokens map[string]string
+	// Authenticate, when set, identifies a request that carries neither a
+	// configured token nor a session cookie: it returns the principal (not
+	// empty), or an error, which the guard answers with 401 and never shows.
+	// With it, every request but the public paths is authenticated, even
+	// without Tokens.
+	Authenticate func(r *http.Request) (principal string, err error)
 	// Public are paths served without authentication (exact match), e.g.
 	// "/healthz" and an agent card.
 	Public []string
@@ -196,8 +203,13 @@ func New(cfg Config) (*Guard, error) {
 	return g, nil
 }
 
-// AuthRequired reports whether tokens are configured.
-func (g *Guard) AuthRequired() bool { return len(g.tokens) > 0 }
+// AuthRequired reports whether requests are authenticated: tokens or an
+// Authenticate function are configured.
+func (g *Guard) AuthRequired() bool { return len(g.tokens) > 0 || g.cfg.Authenticate != nil }
+
+// hasTokens reports whether the browser session routes are served (tokens
+// are configured: a session begins with one).
+func (g *Guard) hasTokens() bool { return len(g.tokens) > 0 }
 
 type principalKey struct{}
 
@@ -235,11 +247,15 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 			return
 		case errors.Is(err, ErrUnauthorized):
 			w.Header().Set("WWW-Authenticate", fmt.Sprintf("Bearer realm=%q", g.cfg.Realm))
-			if navigation(r) {
+			if navigation(r) && g.hasTokens() {
 				g.signInPage(w, http.StatusUnauthorized, "")
 				return
 			}
-			writeError(w, http.StatusUnauthorized, "unauthorized", "authentication required: send Authorization: Bearer <token>, or sign in at "+g.cfg.LoginPath)
+			msg := "authentication required"
+			if g.hasTokens() {
+				msg += ": send Authorization: Bearer <token>, or sign in at " + g.cfg.LoginPath
+			}
+			writeError(w, http.StatusUnauthorized, "unauthorized", msg)
 			return
 		case errors.Is(err, ErrContentType) && g.signInForm(r):
 			// The sign-in page's form: every other check passed.
@@ -270,7 +286,8 @@ func (g *Guard) Check(r *http.Request) (string, error) {
 		return "", nil // a CORS preflight of a trusted origin: the route answers it
 	}
 	principal := ""
-	if g.AuthRequired() && !slices.Contains(g.cfg.Public, r.URL.Path) && r.URL.Path != g.cfg.LoginPath && r.URL.Path != g.cfg.LogoutPath {
+	sessionRoute := g.hasTokens() && (r.URL.Path == g.cfg.LoginPath || r.URL.Path == g.cfg.LogoutPath)
+	if g.AuthRequired() && !slices.Contains(g.cfg.Public, r.URL.Path) && !sessionRoute {
 		p, ok := g.authenticate(r)
 		if !ok {
 			return "", ErrUnauthorized
@@ -317,20 +334,22 @@ func forwardedHTTPS(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
+// authenticate identifies r: a configured bearer token, else a session
+// cookie, else Config.Authenticate (which also sees a bearer token that is
+// none of the configured ones: a token of its own scheme).
 func (g *Guard) authenticate(r *http.Request) (string, bool) {
 	if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
-		h := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-		for th, name := range g.tokens {
-			if subtle.ConstantTimeCompare(th[:], h[:]) == 1 {
-				return name, true
-			}
+		if p, ok := g.principalOf(tok); ok {
+			return p, true
 		}
-		return "", false
-	}
-	if p, _, ok := g.session(r); ok {
+	} else if p, _, ok := g.session(r); ok {
 		return p, true
 	}
-	return "", false
+	if g.cfg.Authenticate == nil {
+		return "", false
+	}
+	p, err := g.cfg.Authenticate(r)
+	return p, err == nil && p != ""
 }
 
 // LoginURL returns a one-time link (valid 15 minutes) that signs a browser

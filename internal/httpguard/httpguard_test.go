@@ -170,3 +170,45 @@ func TestGuardConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// Config.Authenticate identifies the requests without a configured token or
+// session: its principal reaches the handler, its error is a 401 (JSON,
+// no sign-in page without tokens), a bearer token that is none of the
+// configured ones goes to it (a token of its own scheme), and the session
+// routes exist only with tokens.
+func TestGuardAuthenticate(t *testing.T) {
+	own := func(r *http.Request) (string, error) {
+		switch {
+		case r.Header.Get("X-User") != "":
+			return r.Header.Get("X-User"), nil
+		case r.Header.Get("Authorization") == "Bearer jwt-for-dave":
+			return "dave", nil
+		}
+		return "", io.EOF
+	}
+	for _, tt := range []struct {
+		name   string
+		tokens map[string]string
+		q      req
+		code   int
+		body   string
+	}{
+		{"its principal", nil, req{method: "GET", host: "127.0.0.1", path: "/x", header: map[string]string{"X-User": "bob"}}, 200, "ok:bob"},
+		{"its own bearer scheme", nil, req{method: "GET", host: "127.0.0.1", path: "/x", header: map[string]string{"Authorization": "Bearer jwt-for-dave"}}, 200, "ok:dave"},
+		{"refused", nil, req{method: "GET", host: "127.0.0.1", path: "/x"}, 401, `"unauthorized"`},
+		{"a browser without tokens gets no sign-in page", nil, req{method: "GET", host: "127.0.0.1", path: "/", header: map[string]string{"Sec-Fetch-Mode": "navigate"}}, 401, `"unauthorized"`},
+		{"no session routes without tokens", nil, req{method: "GET", host: "127.0.0.1", path: "/login", header: map[string]string{"X-User": "bob"}}, 200, "ok:bob"},
+		{"public paths stay public", nil, req{method: "GET", host: "127.0.0.1", path: "/healthz"}, 200, "ok:"},
+		{"a configured token first", map[string]string{"alice": aliceToken}, req{method: "GET", host: "127.0.0.1", path: "/x", header: map[string]string{"Authorization": "Bearer " + aliceToken, "X-User": "mallory"}}, 200, "ok:alice"},
+		{"beside tokens", map[string]string{"alice": aliceToken}, req{method: "GET", host: "127.0.0.1", path: "/x", header: map[string]string{"X-User": "bob"}}, 200, "ok:bob"},
+		{"the Host check first", nil, req{method: "GET", host: "evil.example", path: "/x", header: map[string]string{"X-User": "bob"}}, 403, "host_not_allowed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := guard(t, httpguard.Config{Addr: "127.0.0.1:8080", Tokens: tt.tokens, Public: []string{"/healthz"}, Authenticate: own})
+			w := do(h, tt.q)
+			if w.Code != tt.code || !strings.Contains(w.Body.String(), tt.body) {
+				t.Fatalf("%d %s, want %d with %s", w.Code, w.Body.String(), tt.code, tt.body)
+			}
+		})
+	}
+}

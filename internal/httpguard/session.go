@@ -50,12 +50,12 @@ func (g *Guard) serveSessionRoute(w http.ResponseWriter, r *http.Request, princi
 	case g.cfg.SessionPath:
 		g.sessionInfo(w, r, principal)
 	case g.cfg.LoginPath:
-		if !g.AuthRequired() {
+		if !g.hasTokens() {
 			return false
 		}
 		g.login(w, r)
 	case g.cfg.LogoutPath:
-		if !g.AuthRequired() {
+		if !g.hasTokens() {
 			return false
 		}
 		g.logout(w, r)
@@ -225,7 +225,7 @@ func (g *Guard) logout(w http.ResponseWriter, r *http.Request) {
 // request body that need not be JSON.
 func (g *Guard) signInForm(r *http.Request) bool {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return g.AuthRequired() && r.Method == http.MethodPost && r.URL.Path == g.cfg.LoginPath && err == nil && mt == "application/x-www-form-urlencoded"
+	return g.hasTokens() && r.Method == http.MethodPost && r.URL.Path == g.cfg.LoginPath && err == nil && mt == "application/x-www-form-urlencoded"
 }
 
 // navigation reports whether r is a browser opening a page (rather than

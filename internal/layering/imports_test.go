@@ -133,10 +133,28 @@ var testOnly = []string{"internal/e2e", "internal/layering"}
 var telemetryLibs = []string{"go.opentelemetry.io", "github.com/prometheus"}
 
 // layer is the import rule of one package (docs/design.md#layering): the
-// module packages it may import (by prefix) and the protocol SDKs it may use.
+// module packages it may import and the protocol SDKs it may use; with
+// product, every production package of the module (the root, pkg/ and
+// internal/ but nonProduct) and every protocol SDK.
 type layer struct {
-	allow []string
-	sdks  []string
+	allow   []string
+	sdks    []string
+	product bool
+}
+
+// productPackage reports whether imp is a production package of the
+// module: the root, or a package under pkg/ or internal/ that is not one
+// of nonProduct (test support, end-to-end and layering tests, dev tools,
+// the adapters' conformance suite). Commands and examples are not.
+func productPackage(imp string) bool {
+	rel, ok := strings.CutPrefix(imp, module+"/")
+	switch {
+	case imp == module:
+		return true
+	case !ok || !(strings.HasPrefix(rel, "pkg/") || strings.HasPrefix(rel, "internal/")):
+		return false
+	}
+	return !isNonProduct(rel)
 }
 
 var (
@@ -179,6 +197,9 @@ var layers = map[string]layer{
 	"pkg/bridges/sse":            {allow: append(mod("pkg/bridges/agui"), module), sdks: []string{aguiSDK}},
 	"pkg/bridges/a2a":            {allow: []string{module}, sdks: []string{a2aSDK}},
 	"pkg/bridges/subagentstream": {allow: append(mod("pkg/bridges/agui", "pkg/bridges/sse", "pkg/delegation"), module), sdks: []string{aguiSDK}},
+	// The host assembles the product: every production package, never
+	// test support, the commands or the examples.
+	"pkg/host": {product: true},
 }
 
 // TestImportRules enforces the layering of docs/design.md#layering on
@@ -240,10 +261,15 @@ func TestImportRules(t *testing.T) {
 		}
 		for _, imp := range imports(files) {
 			switch {
+			case rule.product && (imp == module || strings.HasPrefix(imp, module+"/")):
+				if !productPackage(imp) {
+					t.Errorf("%s imports %s: it may import the module's production packages only (the root, pkg/, internal/ but test support, tests and tools)", dir, imp)
+				}
 			case imp == module || strings.HasPrefix(imp, module+"/"):
 				if !slices.Contains(rule.allow, imp) {
 					t.Errorf("%s imports %s: its layer allows only %v", dir, imp, rule.allow)
 				}
+			case rule.product:
 			case hasPrefixAny(imp, protocolSDKs...):
 				if !hasPrefixAny(imp, rule.sdks...) {
 					t.Errorf("%s imports the protocol SDK %s: its layer allows only %v", dir, imp, rule.sdks)

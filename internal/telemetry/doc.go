@@ -15,7 +15,8 @@
 // What it must not do: record a secret, prompt or remote text in a metric
 // label or span attribute (labels are registry keys, protocols, statuses and
 // failure codes; attributes are ids, statuses and codes), set the otel or
-// Prometheus globals (two servers can run in one process), or put a span on
-// anything per chunk (spans are per run, delegation, remote call, request
-// and turn).
+// Prometheus globals (two servers can run in one process) but otel's error
+// handler and internal logger, which [HandleErrors] routes to slog when a
+// command asks, or put a span on anything per chunk (spans are per run,
+// delegation, remote call, request and turn).
 package telemetry

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,10 +14,11 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/hosttest"
 	"github.com/seed0634/agentadaptor/internal/testkit/realcli"
 	"github.com/seed0634/agentadaptor/pkg/adapters/claude"
 	"github.com/seed0634/agentadaptor/pkg/adapters/codex"
@@ -116,21 +116,17 @@ func TestExampleRealParentConfigsAnswerEveryMessage(t *testing.T) {
 			cfg.Parent.Binary, cfg.Parent.WorkDir = bin, work
 			cfg.Agents[0].AgentCardURL = remote.CardURL()
 			logs := &syncBuffer{}
-			h, err := host.New(context.Background(), cfg, host.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)),
+			h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)),
 				StateDir: filepath.Join(root, "state"), AdapterFactory: tt.adapter})
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := httptest.NewServer(h.Handler())
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				_ = h.Shutdown(ctx)
-				srv.Close()
+			t.Cleanup(func() { // after the host's shutdown, so its log is whole
 				if t.Failed() {
 					t.Logf("host log:\n%s", logs.String())
 				}
 			})
+			srv := hosttest.Serve(t, h)
 			var history []map[string]string
 			for i, msg := range messages {
 				history = append(history, map[string]string{"id": fmt.Sprintf("u%d", i), "role": "user", "content": msg})

@@ -22,15 +22,16 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
 	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakemodel"
+	"github.com/seed0634/agentadaptor/internal/testkit/hosttest"
 	"github.com/seed0634/agentadaptor/internal/testkit/realcli"
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/claude"
-
-	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
+	"github.com/seed0634/agentadaptor/pkg/host"
 )
 
 // What the scripted models say. The progress marker is remote progress the
@@ -614,20 +615,14 @@ func startHost(t *testing.T, claudeBin, root string, anthropic *fakemodel.Anthro
 		}
 	})
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h, err := host.New(context.Background(), cfg, host.Options{Logger: logger, StateDir: filepath.Join(root, "state"),
+	h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{Logger: logger, StateDir: filepath.Join(root, "state"),
 		AdapterFactory: func(p hostconfig.Parent) (agentadaptor.Adapter, error) {
 			return claude.New(claude.Config{Binary: p.Binary}) // as cmd/agentadaptor does
 		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = h.Shutdown(ctx)
-		srv.Close()
-	})
+	srv := hosttest.Serve(t, h)
 	return h, srv
 }
 
@@ -714,7 +709,7 @@ func find(evs []event, from int, ok func(event) bool) int {
 }
 
 // nodeValidate checks the stream with the @ag-ui/core validator
-// (tests/node/validate-agui.mjs), as internal/host's tests do.
+// (tests/node/validate-agui.mjs), as pkg/host's tests do.
 func nodeValidate(t *testing.T, stream []byte) {
 	t.Helper()
 	repo, err := testenv.NodePackages(testenv.AGUIPackages()...)

@@ -367,13 +367,13 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, handle *agentad
 		case p, ok := <-payloads:
 			if !ok {
 				if finish() != nil || flush() != nil {
-					h.disconnected(handle)
+					h.disconnected(handle, runID)
 				}
 				return
 			}
 			done, err := write(p)
 			if err != nil {
-				h.disconnected(handle)
+				h.disconnected(handle, runID)
 				return
 			}
 			// Coalesce bursts into one flush, but flush the first frame at
@@ -383,7 +383,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, handle *agentad
 			if len(payloads) == 0 || done || !flushedOnce || unflushed >= maxUnflushed {
 				unflushed, flushedOnce = 0, true
 				if flush() != nil {
-					h.disconnected(handle)
+					h.disconnected(handle, runID)
 					return
 				}
 			}
@@ -392,26 +392,27 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, handle *agentad
 			}
 		case <-tick:
 			if enc.WriteComment("keep-alive") != nil || flush() != nil {
-				h.disconnected(handle)
+				h.disconnected(handle, runID)
 				return
 			}
 		case <-r.Context().Done():
-			h.disconnected(handle)
+			h.disconnected(handle, runID)
 			return
 		}
 	}
 }
 
-// disconnected handles a client that went away: the run is cancelled and
-// awaited (bounded), unless the handler detaches runs.
-func (h *Handler) disconnected(handle *agentadaptor.RunHandle) {
+// disconnected handles a client that went away: the run (runID, its
+// AG-UI runId) is cancelled and awaited (bounded), unless the handler
+// detaches runs.
+func (h *Handler) disconnected(handle *agentadaptor.RunHandle, runID string) {
 	if h.cfg.detach {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cancelWait)
 	defer cancel()
 	if err := handle.Cancel(ctx); err != nil {
-		h.cfg.logger.Warn("sse: cancelled run did not end in time", "run_id", handle.RunID(), "err", err)
+		h.cfg.logger.Warn("sse: cancelled run did not end in time", "run_id", runID, "sdk_run_id", handle.RunID(), "err", err)
 	}
 }
 

@@ -28,9 +28,22 @@ type Event struct {
 
 // Record is everything the host keeps about one delegation. Status is
 // "running" from Begin until End records the result status.
+//
+// A record names its parent run twice (docs/design.md#observability): in
+// JSON, run_id is the run's id as the host's clients know it (the AG-UI
+// runId of its stream), and sdk_run_id the SDK's id of the run. Records
+// written before sdk_run_id existed have only run_id, which held the SDK's
+// id: reading one gives RunID that id and ClientRunID "".
 type Record struct {
-	DelegationID     string             `json:"delegation_id"`
-	RunID            string             `json:"run_id"`
+	DelegationID string `json:"delegation_id"`
+	// ClientRunID is the parent run's id as the host's clients know it
+	// (JSON run_id), when the host named it: pkg/host does. When empty,
+	// run_id says RunID.
+	ClientRunID string `json:"run_id"`
+	// RunID is the parent run's SDK id (agentadaptor.RunHandle.RunID; JSON
+	// sdk_run_id): the id the delegation packages and the stores key a run
+	// by ([Store.ListRun]).
+	RunID            string             `json:"sdk_run_id"`
 	ParentToolCallID string             `json:"parent_tool_call_id,omitempty"`
 	AgentKey         string             `json:"agent_key"`
 	AgentName        string             `json:"agent_name,omitempty"`
@@ -52,6 +65,31 @@ type Record struct {
 	// CancelConfirmed is set when a cancellation was sent: whether the
 	// remote confirmed it.
 	CancelConfirmed *bool `json:"cancel_confirmed,omitempty"`
+}
+
+// recordJSON is Record without its JSON methods.
+type recordJSON Record
+
+// MarshalJSON writes the record; run_id is RunID when ClientRunID is empty.
+func (r Record) MarshalJSON() ([]byte, error) {
+	if r.ClientRunID == "" {
+		r.ClientRunID = r.RunID
+	}
+	return json.Marshal(recordJSON(r))
+}
+
+// UnmarshalJSON reads a record, an older one (without sdk_run_id, whose
+// run_id held the SDK's id) included.
+func (r *Record) UnmarshalJSON(data []byte) error {
+	var v recordJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	if v.RunID == "" {
+		v.RunID, v.ClientRunID = v.ClientRunID, ""
+	}
+	*r = Record(v)
+	return nil
 }
 
 // StatusRunning is the Status of a record between Begin and End.

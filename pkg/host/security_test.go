@@ -8,16 +8,17 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
+	"github.com/seed0634/agentadaptor/internal/testkit/hosttest"
 	"github.com/seed0634/agentadaptor/pkg/delegation/audit"
+	"github.com/seed0634/agentadaptor/pkg/host"
 )
 
 // request sends one HTTP request with the given headers and returns the
@@ -142,14 +143,14 @@ func TestHostBoundsActiveRuns(t *testing.T) {
 }
 
 func TestHostRefusesANonLoopbackAddressWithoutTokens(t *testing.T) {
-	_, err := host.New(context.Background(), scenarioConfig(t, "- say: hi\n"), host.Options{StateDir: t.TempDir(), Addr: "0.0.0.0:0"})
+	_, err := hostyaml.New(context.Background(), scenarioConfig(t, "- say: hi\n"), hostyaml.Options{StateDir: t.TempDir(), Addr: "0.0.0.0:0"})
 	if !errors.Is(err, host.ErrInsecureAddr) || !strings.Contains(err.Error(), "auth.tokens") {
 		t.Fatalf("err %v", err)
 	}
 	t.Setenv("HOST_TEST_TOKEN", "alice-token-0123456789abcdef")
 	cfg := scenarioConfig(t, "- say: hi\n")
 	cfg.Auth.Tokens = []hostconfig.Token{{Name: "alice", TokenRef: "env:HOST_TEST_TOKEN"}}
-	h, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir(), Addr: "0.0.0.0:0"})
+	h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{StateDir: t.TempDir(), Addr: "0.0.0.0:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,18 +223,12 @@ type failingAudit struct{ *audit.Memory }
 func (failingAudit) Err() error { return errors.New("disk full") }
 
 func TestHealthzReportsAFailingAuditSink(t *testing.T) {
-	h, err := host.New(context.Background(), scenarioConfig(t, "- say: hi\n"), host.Options{StateDir: t.TempDir(),
+	h, err := hostyaml.New(context.Background(), scenarioConfig(t, "- say: hi\n"), hostyaml.Options{StateDir: t.TempDir(),
 		Audit: failingAudit{audit.NewMemory(audit.Options{})}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h.Handler())
-	defer srv.Close()
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = h.Shutdown(ctx)
-	}()
+	srv := hosttest.Serve(t, h)
 	if code, _, body := request(t, nil, "GET", srv.URL+"/healthz", "", nil); code != 200 || !strings.Contains(body, `"degraded"`) {
 		t.Fatalf("healthz: %d %s", code, body)
 	}
@@ -263,7 +258,7 @@ func TestHostThreadsArePerPrincipal(t *testing.T) {
 // A client trickling a request body cannot hold a connection (and a file
 // descriptor) beyond the read timeout.
 func TestHostCutsATricklingBody(t *testing.T) {
-	h, err := host.New(context.Background(), scenarioConfig(t, "- say: hi\n"), host.Options{StateDir: t.TempDir(), ReadTimeout: 500 * time.Millisecond})
+	h, err := hostyaml.New(context.Background(), scenarioConfig(t, "- say: hi\n"), hostyaml.Options{StateDir: t.TempDir(), ReadTimeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,14 +266,11 @@ func TestHostCutsATricklingBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := h.Server()
+	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- h.Serve(ctx, ln) }()
 	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = h.Shutdown(ctx)
-		_ = srv.Shutdown(ctx)
+		stop()
 		<-done
 	}()
 	conn, err := net.Dial("tcp", ln.Addr().String())
@@ -322,7 +314,7 @@ func TestHostCutsATricklingBody(t *testing.T) {
 func TestStartupCardMustLoad(t *testing.T) {
 	cfg := scenarioConfig(t, "- say: hi\n")
 	cfg.Agents = []hostconfig.Agent{{Key: "research", Protocol: "a2a", AgentCardURL: "http://127.0.0.1:1/.well-known/agent-card.json", FetchCard: "startup"}}
-	_, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir()})
+	_, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{StateDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), `agents[0] (research), checked at startup (fetch_card: startup), could not be reached: `) || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err = %v", err)
 	}

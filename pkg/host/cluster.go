@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/seed0634/agentadaptor/internal/cluster"
-	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/httpguard"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
@@ -31,7 +30,7 @@ type clustered struct {
 
 // openCluster connects to NATS when the config has a cluster: an
 // unreachable NATS fails New with one clear error.
-func (h *Host) openCluster(ctx context.Context, cfg hostconfig.Cluster) error {
+func (h *Host) openCluster(ctx context.Context, cfg Cluster) error {
 	if cfg.NATSURL == "" {
 		return nil
 	}
@@ -40,7 +39,7 @@ func (h *Host) openCluster(ctx context.Context, cfg hostconfig.Cluster) error {
 			"the NATS server can then read every principal's frames, audit records and artifacts and cancel or answer their runs. " +
 			"Give the replicas a NATS user of their own (README: Running several replicas)")
 	}
-	c, err := cluster.New(ctx, cluster.Config{URL: cfg.NATSURL, Replica: cfg.Replica, Lease: time.Duration(cfg.Lease),
+	c, err := cluster.New(ctx, cluster.Config{URL: cfg.NATSURL, Replica: cfg.Replica, Lease: cfg.Lease,
 		CredsRef: cfg.CredsRef, Logger: h.log, Observer: h.tel.Cluster(), Stream: subagentstream.Options{Observer: h.tel}})
 	if err != nil {
 		return err

@@ -35,7 +35,7 @@ func TestBrowserArtifactCharset(t *testing.T) {
 
 	remote := serveScriptedRemote(t, "- artifact: {name: cafe.md, mime_type: text/markdown, text: \""+cafeNote+"\"}\n- say: The note is written.\n")
 	h := serveHost(t, &hostconfig.Config{
-		Parent: hostconfig.Parent{Adapter: "scripted", Scenario: filepath.Join(root, "internal/host/demo/parent.yaml")},
+		Parent: hostconfig.Parent{Adapter: "scripted", Scenario: filepath.Join(root, "internal/hostyaml/demo/parent.yaml")},
 		Agents: []hostconfig.Agent{{Key: "research", DisplayName: "Research Agent", Protocol: "a2a", AgentCardURL: remote + a2abridge.PathAgentCard}},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

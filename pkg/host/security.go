@@ -3,27 +3,23 @@ package host
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/hostconfig"
 	"github.com/seed0634/agentadaptor/internal/httpguard"
 	"github.com/seed0634/agentadaptor/pkg/bridges/sse"
-	"github.com/seed0634/agentadaptor/pkg/credentials"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
 	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
 )
-
-// ErrInsecureAddr is returned by New for a non-loopback listen address
-// without auth tokens: anyone who reaches the port could run the local
-// agent, which edits files and runs commands.
-var ErrInsecureAddr = errors.New("refusing to serve a non-loopback address without authentication")
 
 // isLoopbackAddr reports whether addr's host is a loopback name or address.
 func isLoopbackAddr(addr string) bool {
@@ -38,30 +34,50 @@ func isLoopbackAddr(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// resolveTokens reads the principals' tokens from their auth references.
-func resolveTokens(tokens []hostconfig.Token) (map[string]string, error) {
-	out := map[string]string{}
-	for i, t := range tokens {
-		c, err := credentials.Resolve(t.TokenRef)
-		if err != nil {
-			return nil, fmt.Errorf("auth.tokens[%d] (%s): %w", i, t.Name, err)
-		}
-		out[t.Name] = credentials.Secret(c)
+// newGuard builds the host's admission guard for its address, tokens and
+// authenticator.
+func newGuard(cfg Config, log *slog.Logger) (*httpguard.Guard, error) {
+	if len(cfg.Tokens) == 0 && cfg.Authenticator == nil && !isLoopbackAddr(cfg.Addr) {
+		return nil, fmt.Errorf("%w: %s is reachable from other machines; add auth.tokens to the config (bearer tokens by env:/file: reference; in Go, Config.Tokens or Config.Authenticator) or listen on 127.0.0.1", ErrInsecureAddr, cfg.Addr)
 	}
-	return out, nil
+	gc := httpguard.Config{Addr: cfg.Addr, AllowedHosts: cfg.AllowedHosts, TrustedOrigins: cfg.AllowedOrigins,
+		Tokens: cfg.Tokens, Public: []string{"/healthz"}, SessionTTL: cfg.SessionTTL}
+	if cfg.Authenticator != nil {
+		gc.Authenticate = authenticate(cfg.Authenticator, log)
+	}
+	return httpguard.New(gc)
 }
 
-// newGuard builds the host's admission guard for the listen address.
-func newGuard(cfg *hostconfig.Config, addr string) (*httpguard.Guard, error) {
-	tokens, err := resolveTokens(cfg.Auth.Tokens)
-	if err != nil {
-		return nil, err
+// authenticate adapts an Authenticator to the guard: its error is logged
+// at debug level, never shown, and a principal that is not 1-256 bytes of
+// printable UTF-8 without '/' is refused (it names the runs' namespace and
+// the CLI sessions' keys, which must not collide).
+func authenticate(a Authenticator, log *slog.Logger) func(*http.Request) (string, error) {
+	return func(r *http.Request) (string, error) {
+		p, err := a.Authenticate(r)
+		if err != nil {
+			log.Debug("agentadaptor: the authenticator refused a request", "path", r.URL.Path, "err", err)
+			return "", err
+		}
+		if err := validPrincipal(p); err != nil {
+			log.Error("agentadaptor: the authenticator returned an invalid principal; the request is refused", "err", err)
+			return "", err
+		}
+		return p, nil
 	}
-	if len(tokens) == 0 && !isLoopbackAddr(addr) {
-		return nil, fmt.Errorf("%w: %s is reachable from other machines; add auth.tokens to the config (bearer tokens by env:/file: reference) or listen on 127.0.0.1", ErrInsecureAddr, addr)
+}
+
+// validPrincipal checks a principal an Authenticator returned.
+func validPrincipal(p string) error {
+	if p == "" || len(p) > 256 || !utf8.ValidString(p) {
+		return errors.New("a principal must be 1-256 bytes of UTF-8")
 	}
-	return httpguard.New(httpguard.Config{Addr: addr, AllowedHosts: cfg.Auth.AllowedHosts, TrustedOrigins: cfg.AllowedOrigins,
-		Tokens: tokens, Public: []string{"/healthz"}, SessionTTL: time.Duration(cfg.Auth.SessionTTL)})
+	for _, c := range p {
+		if c == '/' || !unicode.IsPrint(c) {
+			return fmt.Errorf("a principal must be printable, without '/' (got %q)", p)
+		}
+	}
+	return nil
 }
 
 // principal is the principal a request acts for ("" without auth).
@@ -89,7 +105,9 @@ func (h *Host) runHook(next sse.RunHook) sse.RunHook {
 			}
 			if err == nil && rh != nil {
 				h.owners.add(sse.RunKey(p, runID), p, rh.RunID())
+				h.ids.add(rh.RunID(), runID)
 			}
+			runStarted(r, rh)
 		}
 	}
 }
@@ -149,25 +167,12 @@ func (o *owners) get(key string) (ownerEntry, bool) {
 	return e, true
 }
 
-// LoginURLs returns a one-time login link per principal, for the operator
-// to open (base is the host's URL, e.g. "http://127.0.0.1:8080"); none
-// without auth tokens.
-func (h *Host) LoginURLs(base string) map[string]string {
-	out := map[string]string{}
-	for _, t := range h.cfg.Auth.Tokens {
-		if u := h.guard.LoginURL(base, t.Name); u != "" {
-			out[t.Name] = u
-		}
-	}
-	return out
-}
-
 // startupAgentError rewrites the delegator's startup failure as one line
 // per agent checked at startup (fetch_card: startup), joined by "; ":
 // which agent of the config, what is wrong in the operator's terms, and
 // the detail (secrets already scrubbed). It is what serve prints; nothing
 // else logs it.
-func startupAgentError(err error, agents []hostconfig.Agent) error {
+func startupAgentError(err error, agents []registry.RemoteAgentSpec) error {
 	var list []error
 	if j, ok := errors.Unwrap(err).(interface{ Unwrap() []error }); ok {
 		list = j.Unwrap()

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
 )
@@ -128,7 +128,7 @@ func TestClusterWithoutCredentialsWarns(t *testing.T) {
 		var logs bytes.Buffer
 		var mu sync.Mutex
 		cfg := replicaConfig(t, tc.ns, "a", remote, hostconfig.Policy{})
-		h, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir(),
+		h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{StateDir: t.TempDir(),
 			Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 		if err != nil {
 			t.Fatal(err)

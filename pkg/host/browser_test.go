@@ -12,11 +12,13 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/examples/streaming-chat-copilotkit/web"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
 	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
 	a2abridge "github.com/seed0634/agentadaptor/pkg/bridges/a2a"
+	"github.com/seed0634/agentadaptor/pkg/host"
 )
 
 // askingResearch is the remote agent of the second host: it asks which
@@ -54,7 +56,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 	demo := serveHost(t, nil)
 	remote := serveAskingRemote(t)
 	ask := serveHost(t, &hostconfig.Config{
-		Parent: hostconfig.Parent{Adapter: "scripted", Scenario: filepath.Join(root, "internal/host/demo/parent.yaml")},
+		Parent: hostconfig.Parent{Adapter: "scripted", Scenario: filepath.Join(root, "internal/hostyaml/demo/parent.yaml")},
 		Agents: []hostconfig.Agent{{Key: "research", DisplayName: "Research Agent", Protocol: "a2a", AgentCardURL: remote + a2abridge.PathAgentCard}},
 	})
 
@@ -89,7 +91,7 @@ func serveHost(t *testing.T, cfg *hostconfig.Config) string {
 // base URL.
 func serveHostWith(t *testing.T, cfg *hostconfig.Config) (*host.Host, string) {
 	t.Helper()
-	h, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir()})
+	h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{StateDir: t.TempDir(), UI: web.Handler()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,15 +15,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
-
-	"go.uber.org/goleak"
-
-	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
 	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
+	"github.com/seed0634/agentadaptor/pkg/host"
+	"go.uber.org/goleak"
 )
 
 // delegatingParent is a scripted parent that delegates once to "research".
@@ -66,7 +65,7 @@ type replica struct {
 
 func startReplica(t *testing.T, cfg *hostconfig.Config) *replica {
 	t.Helper()
-	h, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir(), Logger: testLogger(t)})
+	h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{StateDir: t.TempDir(), Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package host
+package hostyaml
 
 import (
 	"log/slog"
@@ -9,20 +9,13 @@ import (
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
 )
 
-// CredentialEnv are the host's own environment variables that carry
-// credentials whatever the configuration says: the OTLP exporter's headers
-// (OTEL_EXPORTER_OTLP_HEADERS and the per-signal
-// OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_HEADERS), which hold the
-// tracing backend's API key. No agent CLI inherits them ('*' as in
-// agentadaptor.WithEnvDeny).
-var CredentialEnv = []string{"OTEL_EXPORTER_OTLP_*HEADERS"}
-
 // parentEnv is the environment policy of every local agent CLI the host
 // starts (docs/design.md#secrets): the variables the config's env:
-// references name, the host's credential variables and parent.env.deny
-// are never inherited; a parent.env.allow list narrows the rest.
+// references name and parent.env.deny are never inherited (nor, whatever
+// the config says, host.CredentialEnv: pkg/host adds it); a
+// parent.env.allow list narrows the rest.
 func parentEnv(cfg *hostconfig.Config) []agentadaptor.RunOption {
-	deny := append(append(cfg.SecretEnv(), CredentialEnv...), cfg.Parent.Env.Deny...)
+	deny := append(cfg.SecretEnv(), cfg.Parent.Env.Deny...)
 	opts := []agentadaptor.RunOption{agentadaptor.WithEnvDeny(deny...)}
 	if len(cfg.Parent.Env.Allow) > 0 {
 		opts = append(opts, agentadaptor.WithEnvAllowList(cfg.Parent.Env.Allow...))

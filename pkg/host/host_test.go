@@ -14,15 +14,16 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
-	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/examples/streaming-chat-copilotkit/web"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
 	"github.com/seed0634/agentadaptor/internal/testkit/aguiverify"
+	"github.com/seed0634/agentadaptor/internal/testkit/hosttest"
+	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
 	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
 	"github.com/seed0634/agentadaptor/pkg/adapters/scripted"
-
-	"github.com/seed0634/agentadaptor/internal/testkit/ssetest"
+	"github.com/seed0634/agentadaptor/pkg/host"
+	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
@@ -32,18 +33,11 @@ func TestMain(m *testing.M) {
 
 func newHost(t *testing.T, cfg *hostconfig.Config) (*host.Host, *httptest.Server) {
 	t.Helper()
-	h, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir()})
+	h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{StateDir: t.TempDir(), UI: web.Handler()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = h.Shutdown(ctx)
-		srv.Close()
-		http.DefaultClient.CloseIdleConnections()
-	})
+	srv := hosttest.Serve(t, h)
 	return h, srv
 }
 
@@ -141,18 +135,17 @@ func TestShutdownCancelsActiveRuns(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	scenario := filepath.Join(t.TempDir(), "slow.yaml")
 	_ = os.WriteFile(scenario, []byte("- say: working on it\n- sleep: 1h\n"), 0o600)
-	h, err := host.New(context.Background(), &hostconfig.Config{Parent: hostconfig.Parent{Adapter: "scripted", Scenario: scenario}}, host.Options{StateDir: t.TempDir()})
+	h, err := hostyaml.New(context.Background(), &hostconfig.Config{Parent: hostconfig.Parent{Adapter: "scripted", Scenario: scenario}}, hostyaml.Options{StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: h.Handler()}
 	ln, err := netListen()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- h.Serve(ctx, srv, func() error { return srv.Serve(ln) }) }()
+	go func() { done <- h.Serve(ctx, ln) }()
 	resp := post(t, "http://"+ln.Addr().String()+"/agui", input)
 	br := make([]byte, 1)
 	if _, err := resp.Body.Read(br); err != nil {
@@ -161,7 +154,7 @@ func TestShutdownCancelsActiveRuns(t *testing.T) {
 	stop() // SIGINT/SIGTERM in the binary
 	rest, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if err := <-done; err != nil && err != http.ErrServerClosed {
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(rest, []byte("RUN_ERROR")) {

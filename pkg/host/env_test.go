@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,8 +13,9 @@ import (
 	"time"
 
 	agentadaptor "github.com/seed0634/agentadaptor"
-	"github.com/seed0634/agentadaptor/internal/host"
 	"github.com/seed0634/agentadaptor/internal/hostconfig"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
+	"github.com/seed0634/agentadaptor/internal/testkit/hosttest"
 	"github.com/seed0634/agentadaptor/internal/testkit/shellagent"
 )
 
@@ -101,20 +101,14 @@ func TestParentEnvironmentHoldsNoHostSecret(t *testing.T) {
 				Auth:   hostconfig.Auth{Tokens: []hostconfig.Token{{Name: "alice", TokenRef: "env:ENVTEST_ALICE_TOKEN"}, {Name: "bob", TokenRef: "env:ENVTEST_BOB_TOKEN"}}},
 				Agents: []hostconfig.Agent{{Key: "research", Protocol: "a2a", AgentCardURL: "http://127.0.0.1:1/.well-known/agent-card.json", AuthRef: "env:ENVTEST_RESEARCH_TOKEN"}},
 			}
-			h, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir(),
+			h, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{StateDir: t.TempDir(),
 				AdapterFactory: func(hostconfig.Parent) (agentadaptor.Adapter, error) {
 					return &shellagent.Adapter{AdapterName: "claude", Script: script}, nil
 				}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := httptest.NewServer(h.Handler())
-			defer func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				_ = h.Shutdown(ctx)
-				srv.Close()
-			}()
+			srv := hosttest.Serve(t, h)
 			done := make(chan string, 1)
 			go func() {
 				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/agui", strings.NewReader(runBody("env-1")))

@@ -7,7 +7,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/seed0634/agentadaptor/internal/host"
+	"github.com/seed0634/agentadaptor/internal/hostyaml"
 	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 )
 
@@ -25,7 +25,7 @@ func TestRemoteThatRefusesOurCredentials(t *testing.T) {
 		t.Setenv("MY_AGENT_TOKEN", "wrong-token-0123456789abcdef")
 		cfg := exampleConfig(t, "own-a2a-agent.yaml") // fetch_card: startup, auth_ref: env:MY_AGENT_TOKEN
 		cfg.Agents[0].AgentCardURL = remote.CardURL()
-		_, err := host.New(context.Background(), cfg, host.Options{StateDir: t.TempDir()})
+		_, err := hostyaml.New(context.Background(), cfg, hostyaml.Options{StateDir: t.TempDir()})
 		if err == nil || !strings.Contains(err.Error(), "agents[0] (mine), checked at startup (fetch_card: startup), refused the host's credentials") ||
 			strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "wrong-token") {
 			t.Fatalf("err = %v", err)

@@ -115,7 +115,7 @@ func TestExampleConfigsAnswerEveryMessage(t *testing.T) {
 		{"networked-host.yaml", func(t *testing.T, c *hostconfig.Config) {
 			remote := fakea2a.New(t, fakea2a.Options{Name: "research", Streaming: true, Choose: echo})
 			c.Agents[0].AgentCardURL = remote.CardURL()
-			c.Parent = hostconfig.Parent{Adapter: "scripted", Scenario: filepath.Join("demo", "parent.yaml")}
+			c.Parent = hostconfig.Parent{Adapter: "scripted", Scenario: filepath.Join("..", "..", "internal", "hostyaml", "demo", "parent.yaml")}
 		}, map[string]string{"Authorization": "Bearer alice-token-0123456789abcdef"}},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
