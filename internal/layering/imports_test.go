@@ -181,6 +181,7 @@ var layers = map[string]layer{
 	"pkg/clients/a2a":         {allow: mod("pkg/clients/clienterr", "pkg/credentials"), sdks: []string{a2aSDK}},
 	"pkg/clients/agui":        {allow: mod("pkg/clients/clienterr", "pkg/credentials"), sdks: []string{aguiSDK}},
 	"pkg/delegation":          {},
+	"pkg/delegation/bustest":  {allow: mod("pkg/delegation")},
 	"pkg/delegation/artifact": {allow: mod("pkg/delegation", "internal/sanitize")},
 	"pkg/delegation/audit":    {allow: mod("pkg/delegation")},
 	"pkg/delegation/remote":   {allow: mod("pkg/delegation", "pkg/delegation/artifact", "internal/sanitize", "pkg/credentials")},

@@ -3,32 +3,45 @@ package delegation
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
 )
 
 // EventBus carries delegation events from delegators to the UI side, scoped
-// by run. Each subscriber has its own bounded queue (see [MemoryBus]):
-// Publish never waits for a slow subscriber, except for the run's merge
-// (a lossless, direct subscription), which it waits for when that one is
-// full.
+// by run (docs/design.md#the-bus). Each subscriber has its own bounded
+// queue: Publish never waits for a slow subscriber, except for the run's
+// merge (a lossless, direct subscription, see [DirectSubscriber]), which it
+// waits for when that one is full.
+//
+// An implementation outside this package (a cluster's bus, a wrapper that
+// counts or logs) makes its subscriptions with [NewSubscription] and
+// delivers events through their [Feed], or hands out those of a bus it
+// wraps; package pkg/delegation/bustest checks the guarantees below on any
+// implementation.
 type EventBus interface {
-	// Publish adds ev to its run's stream and assigns ev.Seq. Events of a
+	// Publish adds ev to its run's stream and assigns ev.Seq, strictly
+	// increasing per run in publish order. A status without text that
+	// repeats its delegation's previous status is dropped; events of a
 	// closed run are discarded.
 	Publish(ev DelegationEvent)
 	// SubscribeRun returns a subscription to runID's events published from
-	// now on; the first subscriber of a run also receives what was published
-	// before it subscribed. It ends when ctx ends or the run is closed (after its queued
-	// events are delivered).
+	// now on, in order. The first subscriber of a run also receives what
+	// was published before it subscribed: a bounded backlog that keeps
+	// every critical event and marks what it dropped with a
+	// StatusStreamDropped status (Raw["dropped"]: the count) before the
+	// delegation's next kept event or at its end. The subscription ends
+	// when ctx ends, when it is closed, when it falls behind its bound
+	// (Err: ErrSubscriberOverflow), or when the run is closed (after its
+	// queued events are delivered).
 	SubscribeRun(ctx context.Context, runID string) *Subscription
 	// CloseRun ends runID's stream: subscriptions deliver what they hold and
-	// then close; later publishes are discarded.
+	// then close; later publishes are discarded, and a later subscriber
+	// gets nothing.
 	CloseRun(runID string)
 }
 
-// Defaults of a MemoryBus.
+// Defaults of a MemoryBus and of SubscriptionOptions.
 const (
 	// DefaultSubscriberBuffer is how many queued events a subscriber holds
 	// before text deltas are coalesced.
@@ -84,7 +97,7 @@ type MemoryBus struct {
 
 type busRun struct {
 	seq        uint64
-	subs       map[*Subscription]struct{}
+	subs       map[*Feed]struct{}
 	backlog    []DelegationEvent // events before the first subscriber
 	subscribed bool
 	lastStatus map[string]string
@@ -111,7 +124,7 @@ func (b *MemoryBus) run(runID string) *busRun {
 	}
 	r := b.runs[runID]
 	if r == nil {
-		r = &busRun{subs: map[*Subscription]struct{}{}, lastStatus: map[string]string{}}
+		r = &busRun{subs: map[*Feed]struct{}{}, lastStatus: map[string]string{}}
 		b.runs[runID] = r
 	}
 	return r
@@ -150,11 +163,9 @@ func (b *MemoryBus) Publish(ev DelegationEvent) {
 // channel closed when it has room again (or has ended); nil when none is.
 // Called with b.mu held.
 func (r *busRun) fullLossless() <-chan struct{} {
-	for s := range r.subs {
-		if s.lossless {
-			if room := s.roomWait(); room != nil {
-				return room
-			}
+	for f := range r.subs {
+		if room := f.Full(); room != nil {
+			return room
 		}
 	}
 	return nil
@@ -197,8 +208,10 @@ func (b *MemoryBus) publishLocked(r *busRun, ev DelegationEvent) {
 		r.backlogDrops[i].last = ev
 		return
 	}
-	for s := range r.subs {
-		s.push(ev)
+	for f := range r.subs {
+		if !f.Push(ev) {
+			delete(r.subs, f) // it ended: forget it
+		}
 	}
 }
 
@@ -243,69 +256,35 @@ func (b *MemoryBus) SubscribeRunDirect(ctx context.Context, runID string) *Subsc
 }
 
 func (b *MemoryBus) subscribe(ctx context.Context, runID string, direct bool) *Subscription {
-	buf, maxBytes := b.Buffer, b.MaxVolatileBytes
-	if buf <= 0 {
-		buf = DefaultSubscriberBuffer
-	}
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxVolatileBytes
-	}
-	maxQueued, maxQueuedBytes := b.MaxQueued, b.MaxQueuedBytes
-	if maxQueued <= 0 {
-		maxQueued = DefaultMaxQueued
-	}
-	if maxQueuedBytes <= 0 {
-		maxQueuedBytes = DefaultMaxQueuedBytes
-	}
-	s := &Subscription{buffer: buf, maxBytes: maxBytes, maxQueued: maxQueued, maxQueuedBytes: maxQueuedBytes,
-		wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}), direct: direct, lossless: direct}
-	if !direct {
-		out := make(chan DelegationEvent, 16)
-		s.C, s.out = out, out
-	}
+	s, feed := NewSubscription(ctx, SubscriptionOptions{Buffer: b.Buffer, MaxVolatileBytes: b.MaxVolatileBytes,
+		MaxQueued: b.MaxQueued, MaxQueuedBytes: b.MaxQueuedBytes, Direct: direct})
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	r := b.run(runID)
 	if !r.subscribed {
 		r.subscribed = true
 		r.markBacklogDrops("", r.seq)
 		for _, ev := range r.backlog {
-			s.push(ev)
+			feed.Push(ev)
 		}
 		r.backlog, r.backlogDrops = nil, nil
 	}
 	if r.closed {
-		s.closing = true
+		feed.End()
 	} else {
-		r.subs[s] = struct{}{}
+		r.subs[feed] = struct{}{}
 	}
-	b.mu.Unlock()
-	unregister := func() {
-		b.mu.Lock()
-		if r := b.runs[runID]; r != nil {
-			delete(r.subs, s)
-		}
-		b.mu.Unlock()
-	}
-	if direct {
-		// No goroutine: the reader's TryNext observes the end; ctx ends
-		// the subscription through an AfterFunc (which starts a goroutine
-		// only when ctx ends, and is stopped by Close).
-		s.unregister = sync.OnceFunc(unregister)
-		s.stopCtx = context.AfterFunc(ctx, s.Close)
-		close(s.stopped)
-		return s
-	}
-	go s.dispatch(ctx, unregister)
 	return s
 }
 
 // DirectSubscriber is implemented by buses whose subscriptions can be read
-// without a goroutine of their own (MemoryBus). Such a subscription has no
-// C: its single reader calls TryNext until it reports nothing, and waits on
-// Ready in between. A reader saves one goroutine per subscription and one
-// hand-off per event (docs/design.md#the-bus). It is meant for the run's
-// merge: it is lossless, so while its queue is full, publishers wait for
-// its reader (a reader that stops before the run ends must Close it).
+// without a goroutine of their own (MemoryBus; another bus makes them with
+// NewSubscription and SubscriptionOptions.Direct). Such a subscription has
+// no C: its single reader calls TryNext until it reports nothing, and waits
+// on Ready in between. A reader saves one goroutine per subscription and
+// one hand-off per event (docs/design.md#the-bus). It is meant for the
+// run's merge: it is lossless, so while its queue is full, publishers wait
+// for its reader (a reader that stops before the run ends must Close it).
 type DirectSubscriber interface {
 	SubscribeRunDirect(ctx context.Context, runID string) *Subscription
 }
@@ -316,10 +295,10 @@ func (b *MemoryBus) CloseRun(runID string) {
 	r := b.run(runID)
 	r.closed = true
 	subs := r.subs
-	r.subs = map[*Subscription]struct{}{}
+	r.subs = map[*Feed]struct{}{}
 	b.mu.Unlock()
-	for s := range subs {
-		s.closeAfterDrain()
+	for f := range subs {
+		f.End()
 	}
 	// Forget the run after a while so late publishes are still discarded.
 	time.AfterFunc(time.Minute, func() {
@@ -329,302 +308,4 @@ func (b *MemoryBus) CloseRun(runID string) {
 		}
 		b.mu.Unlock()
 	})
-}
-
-// Subscription is one subscriber's ordered view of a run's events. C is
-// closed when the subscription ends (Err then says whether it was
-// disconnected for falling behind); its owner goroutine (started by
-// SubscribeRun) is the only closer. A direct subscription
-// (SubscribeRunDirect) has no C and no goroutine: it is read with TryNext
-// and Ready.
-type Subscription struct {
-	C <-chan DelegationEvent
-
-	out            chan DelegationEvent
-	buffer         int
-	maxBytes       int
-	maxQueued      int
-	maxQueuedBytes int
-	// lossless: never disconnected; publishers wait while it is full.
-	lossless bool
-
-	mu       sync.Mutex
-	queue    []DelegationEvent
-	volBytes int
-	qBytes   int // estimated size of queue (eventSize)
-	dropped  int
-	droppedT int
-	closing  bool
-	err      error         // ErrSubscriberOverflow once disconnected
-	room     chan struct{} // made by a publisher waiting for room; closed by the reader
-	// peakLen and peakBytes are the largest queue the subscription held.
-	peakLen, peakBytes int
-
-	wake    chan struct{}
-	done    chan struct{} // Close was called
-	once    sync.Once
-	stopped chan struct{}
-
-	// A direct subscription's end: ended is set by Close (or its ctx) and
-	// once the run was closed and everything queued was read.
-	direct     bool
-	ended      bool
-	unregister func()
-	stopCtx    func() bool
-}
-
-// Ready returns a channel that receives when a direct subscription may
-// have an event (or has ended) for TryNext. Nil for a subscription read
-// through C.
-func (s *Subscription) Ready() <-chan struct{} {
-	if !s.direct {
-		return nil
-	}
-	return s.wake
-}
-
-// TryNext returns a direct subscription's next event without blocking: ok
-// is false when none is queued, and end is true when none will come any
-// more (the run was closed and everything was read, or the subscription
-// was closed). A subscription read through C always reports end.
-func (s *Subscription) TryNext() (ev DelegationEvent, ok, end bool) {
-	if !s.direct {
-		return DelegationEvent{}, false, true
-	}
-	s.mu.Lock()
-	if !s.ended {
-		if ev, ok, closing := s.popLocked(); ok {
-			s.mu.Unlock()
-			return ev, true, false
-		} else if !closing {
-			s.mu.Unlock()
-			return DelegationEvent{}, false, false
-		}
-		s.ended = true
-		s.releaseRoomLocked()
-	}
-	s.mu.Unlock()
-	s.unregister()
-	return DelegationEvent{}, false, true
-}
-
-// Err returns ErrSubscriberOverflow (wrapped) once the subscription was
-// disconnected for falling behind its bound, nil otherwise.
-func (s *Subscription) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
-}
-
-// Dropped returns how many text deltas this subscriber lost in total.
-func (s *Subscription) Dropped() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.droppedT
-}
-
-// Close ends the subscription now, discarding what is queued, and waits for
-// its goroutine to stop.
-func (s *Subscription) Close() {
-	s.once.Do(func() {
-		close(s.done)
-		if s.direct {
-			s.stopCtx()
-			s.mu.Lock()
-			s.ended, s.queue, s.qBytes, s.volBytes = true, nil, 0, 0
-			s.releaseRoomLocked()
-			s.mu.Unlock()
-			s.unregister()
-			s.signal()
-		}
-	})
-	<-s.stopped
-}
-
-// roomWait returns, when the subscription is full, a channel closed once
-// it has room again or has ended; nil when it has room.
-func (s *Subscription) roomWait() <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ended || s.closing || len(s.queue) < s.maxQueued && s.qBytes < s.maxQueuedBytes {
-		return nil
-	}
-	if s.room == nil {
-		s.room = make(chan struct{})
-	}
-	return s.room
-}
-
-// releaseRoomLocked wakes the publishers waiting for room.
-func (s *Subscription) releaseRoomLocked() {
-	if s.room != nil {
-		close(s.room)
-		s.room = nil
-	}
-}
-
-// overflowLocked disconnects a subscription that fell behind: its queue
-// is let go, and its dispatcher closes C after what it holds.
-func (s *Subscription) overflowLocked() {
-	s.err = fmt.Errorf("%w: %d events (%d bytes) queued, the bound is %d events or %d bytes",
-		ErrSubscriberOverflow, len(s.queue), s.qBytes, s.maxQueued, s.maxQueuedBytes)
-	s.queue, s.qBytes, s.volBytes = nil, 0, 0
-	s.once.Do(func() { close(s.done) })
-}
-
-func (s *Subscription) signal() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (s *Subscription) closeAfterDrain() {
-	s.mu.Lock()
-	s.closing = true
-	s.releaseRoomLocked() // publishers of the closed run give up
-	s.mu.Unlock()
-	s.signal()
-}
-
-// push queues ev under the subscription's bounds: a delta is coalesced or
-// dropped (and the drop marked); any other event that does not fit
-// disconnects a subscription read through C. A lossless subscription's
-// publisher waited for room (Publish), so it fits, but for the backlog a
-// first subscriber receives at once.
-func (s *Subscription) push(ev DelegationEvent) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ended || s.err != nil {
-		return
-	}
-	size := eventSize(&ev)
-	if ev.Kind.Volatile() {
-		if len(s.queue) >= s.buffer && s.coalesce(ev) {
-			s.signal()
-			return
-		}
-		if s.volBytes+len(ev.Delta) > s.maxBytes || len(s.queue) >= s.maxQueued || s.qBytes+size > s.maxQueuedBytes {
-			s.dropped++
-			s.droppedT++
-			return
-		}
-		s.volBytes += len(ev.Delta)
-	} else {
-		if !s.lossless && (len(s.queue) >= s.maxQueued || s.qBytes+size > s.maxQueuedBytes) {
-			s.overflowLocked()
-			return
-		}
-		if s.dropped > 0 {
-			m := droppedMarker(ev, s.dropped, ev.Seq)
-			m.ParentToolCallID, m.AgentName, m.RemoteTaskID, m.RemoteContextID = "", "", "", ""
-			s.queue = append(s.queue, m)
-			s.qBytes += eventSize(&m)
-			s.dropped = 0
-		}
-	}
-	s.queue = append(s.queue, ev)
-	s.qBytes += size
-	s.peakLen, s.peakBytes = max(s.peakLen, len(s.queue)), max(s.peakBytes, s.qBytes)
-	s.signal()
-}
-
-// eventSize estimates the memory an event holds in a queue: a fixed part
-// and its strings, for the MaxQueuedBytes bound. Coalescing a delta adds
-// its length, so a merged event's size is that of its parts.
-func eventSize(ev *DelegationEvent) int {
-	n := 256 + len(ev.RunID) + len(ev.ParentToolCallID) + len(ev.DelegationID) + len(ev.AgentKey) + len(ev.AgentName) +
-		len(ev.Protocol) + len(ev.RemoteTaskID) + len(ev.RemoteContextID) + len(ev.RemoteMessageID) + len(ev.RemoteArtifactID) +
-		len(ev.Kind) + len(ev.Delta) + len(ev.Text) + len(ev.Status) + 64*len(ev.Raw)
-	if a := ev.Artifact; a != nil {
-		n += 96 + len(a.ID) + len(a.Name) + len(a.MimeType) + len(a.URI)
-		if a.Error != nil {
-			n += len(a.Error.Message)
-		}
-	}
-	if e := ev.Error; e != nil {
-		n += 64 + len(e.Message) + len(e.RemoteStatus)
-	}
-	return n
-}
-
-// coalesce appends ev's delta to the latest queued event of the same
-// delegation if that is a delta of the same message, and moves the merged
-// event to the tail with ev's Seq, so that the queue's Seq never goes down;
-// it reports success.
-func (s *Subscription) coalesce(ev DelegationEvent) bool {
-	for i := len(s.queue) - 1; i >= 0; i-- {
-		q := s.queue[i]
-		if q.DelegationID != ev.DelegationID {
-			continue
-		}
-		if q.Kind == DelegationTextDelta && q.RemoteMessageID == ev.RemoteMessageID {
-			q.Delta += ev.Delta
-			q.Seq = ev.Seq
-			copy(s.queue[i:], s.queue[i+1:])
-			s.queue[len(s.queue)-1] = q
-			s.volBytes += len(ev.Delta)
-			s.qBytes += len(ev.Delta)
-			s.peakBytes = max(s.peakBytes, s.qBytes)
-			return true
-		}
-		return false
-	}
-	return false
-}
-
-func (s *Subscription) pop() (DelegationEvent, bool, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.popLocked()
-}
-
-func (s *Subscription) popLocked() (DelegationEvent, bool, bool) {
-	if len(s.queue) == 0 {
-		return DelegationEvent{}, false, s.closing
-	}
-	ev := s.queue[0]
-	s.queue[0] = DelegationEvent{}
-	if len(s.queue) == 1 {
-		s.queue = s.queue[:0] // emptied: reuse the backing array from its start
-	} else {
-		s.queue = s.queue[1:]
-	}
-	if ev.Kind.Volatile() {
-		s.volBytes -= len(ev.Delta)
-	}
-	s.qBytes -= eventSize(&ev)
-	if s.room != nil && len(s.queue) <= s.maxQueued*3/4 && s.qBytes <= s.maxQueuedBytes*3/4 {
-		s.releaseRoomLocked() // publishers waiting for room go on, in a batch
-	}
-	return ev, true, false
-}
-
-func (s *Subscription) dispatch(ctx context.Context, unregister func()) {
-	defer close(s.stopped)
-	defer close(s.out)
-	defer unregister()
-	for {
-		ev, ok, closing := s.pop()
-		if !ok {
-			if closing {
-				return
-			}
-			select {
-			case <-s.wake:
-				continue
-			case <-ctx.Done():
-				return
-			case <-s.done:
-				return
-			}
-		}
-		select {
-		case s.out <- ev:
-		case <-ctx.Done():
-			return
-		case <-s.done:
-			return
-		}
-	}
 }

@@ -3,7 +3,9 @@
 // their QoS lanes, the structured [DelegationError] with its [FailureCode]s,
 // the [Result] the parent model receives, and the run-scoped [EventBus] that
 // carries events from the delegator to the UI side ([MemoryBus] is the
-// in-process implementation).
+// in-process implementation; another package's bus makes its subscriptions
+// with [NewSubscription], and package pkg/delegation/bustest checks any
+// implementation against the bus's guarantees).
 //
 // It is the leaf of the delegation packages: the subagent stream mux
 // (pkg/bridges/subagentstream) reads events through it without depending on

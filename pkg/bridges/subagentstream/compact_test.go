@@ -21,23 +21,30 @@ import (
 
 var testEpoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// testStream returns a stream with merge state and no goroutine: the test
-// feeds it with onParent and onDelegation itself, deterministically.
-func testStream(opts Options) *Stream {
+// mergedStream is a stream and its merge state without a goroutine: the
+// test feeds it with onParent and onDelegation itself, deterministically.
+type mergedStream struct {
+	*Stream
+	*merger
+}
+
+func merged(s *Stream) *mergedStream { return &mergedStream{s, newMerger(s)} }
+
+// testStream returns a stream with merge state and no goroutine.
+func testStream(opts Options) *mergedStream {
 	if opts.Clock == nil {
 		opts.Clock = func() time.Time { return testEpoch }
 	}
 	s := makeStream("th-1", "run-1", opts)
 	s.sdkRunID = "sdk-run-1"
-	s.groups, s.seenParent, s.continued = map[string]*group{}, map[string]bool{}, map[string]string{}
-	return s
+	return merged(s)
 }
 
 // feedRun feeds s a parent run that delegates twice: del-1 streams deltas
 // of size bytes (enough of them to span several packed blocks) and
 // finishes; del-2 starts and is left to the parent's end, which closes it.
 // When open is set the run is left open (no RUN_FINISHED).
-func feedRun(s *Stream, deltas, size int, open bool) {
+func feedRun(s *mergedStream, deltas, size int, open bool) {
 	at := func(i int) time.Time { return testEpoch.Add(time.Duration(i) * time.Millisecond) }
 	s.onParent(events.NewRunStartedEvent("th-1", "run-1"))
 	s.onParent(events.NewTextMessageStartEvent("m1", events.WithRole("assistant")))
@@ -87,7 +94,7 @@ func feedRun(s *Stream, deltas, size int, open bool) {
 
 // releaseHeld releases what the parent holds as if every hold timed out
 // (del-2 never ends by itself).
-func releaseHeld(s *Stream) {
+func releaseHeld(s *mergedStream) {
 	for len(s.held) > 0 {
 		s.release(true)
 	}
@@ -182,7 +189,7 @@ func TestPackedLogAnswersLikeTheLog(t *testing.T) {
 			// last, beyond.
 			want := make([]answer, last+2)
 			for c := range last + 2 {
-				want[c] = answerAt(t, s, c)
+				want[c] = answerAt(t, s.Stream, c)
 			}
 			s.compact()
 			if s.packed == nil || s.log != nil {
@@ -192,7 +199,7 @@ func TestPackedLogAnswersLikeTheLog(t *testing.T) {
 				t.Fatalf("%d packed blocks: the test must span several", len(s.packed.blocks))
 			}
 			for c := range last + 2 {
-				sameAnswer(t, c, answerAt(t, s, c), want[c])
+				sameAnswer(t, c, answerAt(t, s.Stream, c), want[c])
 			}
 			if !errors.Is(want[last].err, ErrComplete) || !errors.Is(want[last+1].err, ErrUnknownCursor) {
 				t.Fatalf("cursors %d, %d: %v, %v", last, last+1, want[last].err, want[last+1].err)
@@ -260,7 +267,7 @@ func TestMirrorPacksWhenTheRunEnds(t *testing.T) {
 	frames := src.log
 	last := src.lastID
 	mirror := func() *Mirror {
-		m := NewMirror("th-1", "run-1", Options{Clock: src.opts.Clock})
+		m := NewMirror("th-1", "run-1", Options{Clock: src.Stream.opts.Clock})
 		for _, f := range frames {
 			if err := m.Append(f.ID, f.Type, f.Data); err != nil {
 				t.Fatal(err)
@@ -283,7 +290,7 @@ func TestMirrorPacksWhenTheRunEnds(t *testing.T) {
 	}
 
 	// Abort: compare with a stopped mirror of the same frames.
-	cut := NewMirror("th-1", "run-1", Options{Clock: src.opts.Clock})
+	cut := NewMirror("th-1", "run-1", Options{Clock: src.Stream.opts.Clock})
 	for _, f := range frames[:len(frames)/2] {
 		_ = cut.Append(f.ID, f.Type, f.Data)
 	}
@@ -291,7 +298,7 @@ func TestMirrorPacksWhenTheRunEnds(t *testing.T) {
 	if cut.s.packed == nil {
 		t.Fatal("Abort did not pack the log")
 	}
-	ref := NewMirror("th-1", "run-1", Options{Clock: src.opts.Clock})
+	ref := NewMirror("th-1", "run-1", Options{Clock: src.Stream.opts.Clock})
 	for _, f := range append(frames[:len(frames)/2:len(frames)/2], abort...) {
 		_ = ref.Append(f.ID, f.Type, f.Data)
 	}
@@ -303,7 +310,7 @@ func TestMirrorPacksWhenTheRunEnds(t *testing.T) {
 
 // retained measures the heap that n ended streams made by build hold,
 // before and after packing their logs, per stream.
-func retained(n int, build func() *Stream) (before, after float64) {
+func retained(n int, build func() *mergedStream) (before, after float64) {
 	heap := func() uint64 {
 		var ms runtime.MemStats
 		runtime.GC()
@@ -316,8 +323,7 @@ func retained(n int, build func() *Stream) (before, after float64) {
 	for i := range streams {
 		s := build()
 		s.finish(false)
-		s.forgetMergeState()
-		streams[i] = s
+		streams[i] = s.Stream // its merge state goes with its goroutine
 	}
 	withLogs := heap()
 	for _, s := range streams {
@@ -333,17 +339,16 @@ func retained(n int, build func() *Stream) (before, after float64) {
 // delegation of chunks text deltas of 48 bytes, with the identity a real
 // A2A delegation carries; chunk text is the benchmark's (padding and a
 // marker) or prose.
-func benchRun(chunks int, benchText bool) func() *Stream {
+func benchRun(chunks int, benchText bool) func() *mergedStream {
 	seq := 0
-	return func() *Stream {
+	return func() *mergedStream {
 		seq++
 		rng := rand.New(rand.NewPCG(uint64(seq), 7))
 		uuid := func() string {
 			return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", rng.Uint32(), rng.Uint32()&0xffff, rng.Uint32()&0xffff, rng.Uint32()&0xffff, rng.Uint64()&0xffffffffffff)
 		}
 		runID := uuid()
-		s := makeStream("thread-"+uuid(), runID, Options{})
-		s.groups, s.seenParent, s.continued = map[string]*group{}, map[string]bool{}, map[string]string{}
+		s := merged(makeStream("thread-"+uuid(), runID, Options{}))
 		call := "toolu_" + uuid()
 		s.onParent(events.NewRunStartedEvent(s.threadID, runID))
 		s.onParent(events.NewToolCallStartEvent(call, "mcp__agentadaptor__delegate_to_agent"))

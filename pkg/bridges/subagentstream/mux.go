@@ -2,7 +2,6 @@ package subagentstream
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"strings"
 	"sync"
@@ -206,40 +205,12 @@ func (d *deltaInfo) reframe(s *Stream, text string) *Frame {
 	return f
 }
 
-// group is one delegation as the mux sees it.
-type group struct {
-	id, parent string
-	last       delegation.DelegationEvent // identity fields of the last event
-	started    bool
-	terminal   bool
-	lastStatus string
-	// parked: the delegation returned its question to the parent and waits
-	// without a terminal event (delegation.StatusInputReturned); its tool
-	// call's result is not held for it.
-	parked bool
-	// continuations are the parent tool calls that continued the
-	// delegation (raw continue_tool_call_id of its input_provided events):
-	// their results wait for it like the first call's.
-	continuations map[string]bool
-	// ident is the identity of the last directly encoded event, shared by
-	// the following ones while it stays the same.
-	ident *identity
-}
-
-// identityFor returns ev's identity, reusing the group's when unchanged
-// (no allocation then).
-func (g *group) identityFor(runID string, ev *delegation.DelegationEvent) *identity {
-	if g.ident == nil || !g.ident.is(runID, ev) {
-		id := identityOf(runID, ev)
-		g.ident = &id
-	}
-	return g.ident
-}
-
-// Stream merges one run's parent events and delegation events into one
-// ordered AG-UI stream with a global cursor, keeps a bounded replay log and
-// fans frames out to subscribers. Its merge goroutine is started by
-// newStream and ends after the parent's terminal event; Done is closed then.
+// Stream is one run's merged AG-UI stream: its frames with a global
+// cursor, a bounded replay log (packed once the stream has ended) and the
+// subscribers it fans frames out to. Its merge goroutine (a merger, started
+// by start) appends the frames; a Mirror appends another process's. Its
+// identity and options never change; everything else is guarded by mu.
+// Done is closed when the stream has ended.
 type Stream struct {
 	opts     Options
 	threadID string
@@ -257,31 +228,19 @@ type Stream struct {
 	lastID  uint64
 	subs    map[*Subscriber]struct{}
 	ended   bool
-	done    chan struct{}
+	done    chan struct{} // closed once, by whoever ends the stream (its merge goroutine, or its Mirror)
 	grown   chan struct{} // closed by the next append; made by waitID, nil when nobody waits
-
-	// Owned by the merge goroutine.
-	groups     map[string]*group
-	order      []string // delegation ids in start order
-	pending    []string // parent delegation tool calls not yet claimed
-	unclaimed  []string // delegations without a parent tool call
-	held       []events.Event
-	holdUntil  time.Time
-	cancelled  bool
-	seenParent map[string]bool   // delegation tool calls seen
-	continued  map[string]string // continuing tool call id -> delegation id
-	received   time.Time         // the Time of the bus event being handled, stamped on its frames
 }
 
 // newStream returns the stream of a started run; start begins merging it.
 func newStream(h *agentadaptor.RunHandle, threadID, runID string, opts Options) *Stream {
 	s := makeStream(threadID, runID, opts)
 	s.sdkRunID = h.RunID()
-	s.groups, s.seenParent, s.continued = map[string]*group{}, map[string]bool{}, map[string]string{}
 	return s
 }
 
-// makeStream returns an empty stream without merge state (a Mirror's).
+// makeStream returns an empty stream, without a merge goroutine (a
+// Mirror's, until start for a Hub's).
 func makeStream(threadID, runID string, opts Options) *Stream {
 	opts.defaults()
 	return &Stream{
@@ -299,12 +258,13 @@ func (s *Stream) start(ctx context.Context, h *agentadaptor.RunHandle, sub *dele
 	if tr.Clock == nil {
 		tr.Clock = s.opts.Clock
 	}
+	m := newMerger(s)
 	go func() {
 		defer close(s.done)
 		if ended != nil {
 			defer ended()
 		}
-		s.merge(ctx, h.StreamEvents(), sub, agui.NewTranslator(tr))
+		m.run(ctx, h.StreamEvents(), sub, agui.NewTranslator(tr))
 	}()
 }
 
@@ -314,119 +274,6 @@ func (s *Stream) Done() <-chan struct{} { return s.done }
 
 // RunID returns the stream's AG-UI runId.
 func (s *Stream) RunID() string { return s.runID }
-
-func (s *Stream) merge(ctx context.Context, payloads <-chan agentadaptor.StreamPayload, sub *delegation.Subscription, tr *agui.Translator) {
-	defer s.forgetMergeState()
-	defer sub.Close()
-	// The bus subscription is read directly from its queue when the bus
-	// offers that (delegation.DirectSubscriber: no goroutine, no hand-off
-	// per event), otherwise through its channel.
-	var bus <-chan delegation.DelegationEvent = sub.C
-	ready := sub.Ready()
-	drainDirect := func() {
-		for ready != nil {
-			ev, ok, end := sub.TryNext()
-			if end {
-				ready = nil
-				return
-			}
-			if !ok {
-				return
-			}
-			s.onDelegation(ev)
-		}
-	}
-	var timer *time.Timer
-	var timerC <-chan time.Time
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	// The parent's RUN_STARTED opens the stream: delegation events wait on
-	// the bus until the first parent event was translated.
-	started := false
-	for !tr.Done() || len(s.held) > 0 {
-		// Delegation events published before a parent event was even
-		// produced must come first: drain the bus before each parent event.
-		drained := !started
-		if started && ready != nil {
-			drainDirect()
-		}
-		for !drained {
-			select {
-			case ev, ok := <-bus:
-				if !ok {
-					bus = nil
-					drained = true
-					break
-				}
-				s.onDelegation(ev)
-			default:
-				drained = true
-			}
-		}
-		s.release(false)
-		if len(s.held) > 0 && timerC == nil {
-			d := time.Until(s.holdUntil)
-			timer = time.NewTimer(max(d, 0))
-			timerC = timer.C
-		}
-		if tr.Done() && len(s.held) == 0 {
-			break
-		}
-		var in <-chan agentadaptor.StreamPayload = payloads
-		if tr.Done() {
-			in = nil
-		}
-		busC, readyC := bus, ready
-		if !started {
-			busC, readyC = nil, nil
-		}
-		select {
-		case p, ok := <-in:
-			started = true
-			if !ok {
-				payloads = nil
-				for _, ev := range tr.Close(agui.CodeStreamEnded, "") {
-					s.onParent(ev)
-				}
-				continue
-			}
-			if p.Kind == agentadaptor.KindStreamDropped && s.opts.Observer != nil {
-				s.opts.Observer.Dropped(DropSDK, p.Dropped)
-			}
-			for _, ev := range tr.Translate(p) {
-				s.onParent(ev)
-			}
-		case ev, ok := <-busC:
-			if !ok {
-				bus = nil
-				continue
-			}
-			s.onDelegation(ev)
-		case <-readyC:
-			drainDirect()
-		case <-timerC:
-			timer, timerC = nil, nil
-			if !s.opts.Clock().Before(s.holdUntil) {
-				s.release(true)
-			}
-		case <-ctx.Done():
-			s.finish(false) // the hub is closing: nothing is kept
-			return
-		}
-	}
-	s.finish(true)
-}
-
-// forgetMergeState drops what only the merge goroutine used, once it is
-// done: an ended stream kept for reconnects holds its replay log and
-// little else.
-func (s *Stream) forgetMergeState() {
-	s.groups, s.order, s.pending, s.unclaimed, s.held = nil, nil, nil, nil, nil
-	s.seenParent, s.continued = nil, nil
-}
 
 // finish ends the stream: its subscribers get io.EOF after their queues,
 // its journal is told, and, with compact, its replay log is packed for the
@@ -466,354 +313,6 @@ func (s *Stream) compact() {
 	s.mu.Unlock()
 }
 
-// onParent handles one parent AG-UI event: correlation bookkeeping, then
-// emit it or hold it until the subagents it waits for have ended.
-func (s *Stream) onParent(ev events.Event) {
-	if e, ok := ev.(*events.ToolCallStartEvent); ok && s.opts.IsDelegationTool(e.ToolCallName) {
-		s.seenParent[e.ToolCallID] = true
-		if s.continued[e.ToolCallID] != "" {
-			// It continues a delegation already shown: no new one to pair.
-			s.emitNow(ev)
-			return
-		}
-		if len(s.unclaimed) > 0 {
-			id := s.unclaimed[0]
-			s.unclaimed = s.unclaimed[1:]
-			g := s.groups[id]
-			g.parent = e.ToolCallID
-			s.emitNow(ev)
-			st := g.last
-			st.Kind, st.Status, st.ParentToolCallID = delegation.DelegationStatus, "correlated", e.ToolCallID
-			st.Delta, st.Text, st.Artifact, st.Error, st.Raw = "", "", nil, nil, nil
-			s.emitDelegation(g, st)
-			return
-		}
-		s.pending = append(s.pending, e.ToolCallID)
-	}
-	if e, ok := ev.(*events.RunErrorEvent); ok && e.Code != nil && *e.Code == agui.CodeCancelled {
-		s.cancelled = true
-	}
-	if len(s.held) == 0 && s.blocks(ev) {
-		s.holdUntil = s.opts.Clock().Add(s.holdDuration(ev))
-	}
-	if len(s.held) > 0 || s.blocks(ev) {
-		s.held = append(s.held, ev)
-		return
-	}
-	s.emitNow(ev)
-}
-
-func (s *Stream) holdDuration(ev events.Event) time.Duration {
-	if e, ok := ev.(*events.ToolCallResultEvent); ok && !s.hasGroupFor(e.ToolCallID) {
-		// The delegation may have failed before publishing anything: wait
-		// only for the bus to catch up.
-		return min(s.opts.HoldTimeout, 250*time.Millisecond)
-	}
-	return s.opts.HoldTimeout
-}
-
-func (s *Stream) hasGroupFor(toolCallID string) bool {
-	for _, g := range s.groups {
-		if g.parent == toolCallID || g.continuations[toolCallID] {
-			return true
-		}
-	}
-	return false
-}
-
-// blocks reports whether ev must wait for subagent terminal events.
-func (s *Stream) blocks(ev events.Event) bool {
-	switch e := ev.(type) {
-	case *events.ToolCallResultEvent:
-		if !s.seenParent[e.ToolCallID] {
-			return false
-		}
-		found := false
-		for _, g := range s.groups {
-			if g.parent == e.ToolCallID || g.continuations[e.ToolCallID] {
-				found = true
-				if !g.terminal && !g.parked {
-					return true
-				}
-			}
-		}
-		return !found || len(s.unclaimed) > 0 && s.anyOpen(s.unclaimed)
-	case *events.RunFinishedEvent, *events.RunErrorEvent:
-		return s.anyOpen(s.order)
-	}
-	return false
-}
-
-func (s *Stream) anyOpen(ids []string) bool {
-	for _, id := range ids {
-		if g := s.groups[id]; g != nil && !g.terminal {
-			return true
-		}
-	}
-	return false
-}
-
-// release emits held events that no longer block. With force (the hold
-// timed out) the head is released even if it still blocks; a held terminal
-// event then first closes every open subagent.
-func (s *Stream) release(force bool) {
-	for len(s.held) > 0 {
-		head := s.held[0]
-		if s.blocks(head) {
-			if !force {
-				return
-			}
-			if _, isResult := head.(*events.ToolCallResultEvent); !isResult {
-				s.closeOpenGroups()
-			}
-		}
-		force = false
-		s.held = s.held[1:]
-		s.emitNow(head)
-		if len(s.held) > 0 && s.blocks(s.held[0]) {
-			s.holdUntil = s.opts.Clock().Add(s.holdDuration(s.held[0]))
-			return
-		}
-	}
-}
-
-// closeOpenGroups synthesizes a terminal event for every open delegation,
-// saying why, before the parent's terminal event.
-func (s *Stream) closeOpenGroups() {
-	for _, id := range s.order {
-		g := s.groups[id]
-		if g.terminal {
-			continue
-		}
-		ev := g.last
-		ev.Delta, ev.Text, ev.Artifact, ev.Status = "", "", nil, ""
-		ev.Raw = map[string]any{"synthesized": true}
-		if s.cancelled {
-			ev.Kind = delegation.DelegationCancelled
-			ev.Error = &delegation.DelegationError{Code: delegation.CodeCancelled, Message: "the parent run was cancelled before the remote agent reported a terminal state"}
-		} else {
-			ev.Kind = delegation.DelegationFailed
-			ev.Error = &delegation.DelegationError{Code: delegation.CodeParentRunEnded, Message: "the parent run ended before the remote agent reported a terminal state"}
-		}
-		s.emitDelegation(g, ev)
-	}
-}
-
-// onDelegation handles one bus event: grouping, correlation, lifecycle
-// guarantees (started first, one terminal), de-duplication.
-func (s *Stream) onDelegation(ev delegation.DelegationEvent) {
-	if ev.DelegationID == "" {
-		return
-	}
-	if s.opts.Observer != nil && ev.Kind == delegation.DelegationStatus && ev.Status == delegation.StatusStreamDropped {
-		if n, ok := ev.Raw["dropped"].(int); ok { // the bus's own marker (a remote's Raw is decoded JSON)
-			s.opts.Observer.Dropped(DropBus, n)
-		}
-	}
-	s.received = ev.Time
-	defer func() { s.received = time.Time{} }()
-	if !ev.Kind.Known() && s.opts.Unknown == IgnoreUnknown {
-		return
-	}
-	g := s.groups[ev.DelegationID]
-	if g == nil {
-		g = &group{id: ev.DelegationID, parent: ev.ParentToolCallID}
-		s.groups[g.id] = g
-		s.order = append(s.order, g.id)
-		if g.parent != "" {
-			s.pending = remove(s.pending, g.parent)
-		} else if len(s.pending) > 0 {
-			g.parent = s.pending[0]
-			s.pending = s.pending[1:]
-		} else {
-			s.unclaimed = append(s.unclaimed, g.id)
-		}
-	} else if ev.ParentToolCallID != "" && g.parent == "" {
-		g.parent = ev.ParentToolCallID
-		s.unclaimed = remove(s.unclaimed, g.id)
-		s.pending = remove(s.pending, g.parent)
-	}
-	if g.terminal {
-		return // nothing after a delegation's terminal event
-	}
-	if ev.Kind == delegation.DelegationStatus && ev.Status == delegation.StatusInputProvided {
-		if id, _ := ev.Raw["continue_tool_call_id"].(string); id != "" && id != g.parent {
-			if g.continuations == nil {
-				g.continuations = map[string]bool{}
-			}
-			g.continuations[id] = true
-			s.continued[id] = g.id
-			s.pending = remove(s.pending, id)
-		}
-	}
-	switch {
-	case ev.Kind == delegation.DelegationStatus && ev.Status == delegation.StatusInputReturned:
-		g.parked = true
-	case ev.Kind == delegation.DelegationStatus && (ev.Status == delegation.StatusCorrelated || ev.Status == delegation.StatusStreamDropped):
-	default:
-		g.parked = false
-	}
-	switch {
-	case ev.Kind == delegation.DelegationStarted && g.started:
-		return
-	case ev.Kind == delegation.DelegationStatus:
-		if ev.Status == g.lastStatus && ev.Text == "" {
-			return
-		}
-		g.lastStatus = ev.Status
-	}
-	if ev.ParentToolCallID == "" {
-		ev.ParentToolCallID = g.parent
-	}
-	if !g.started && ev.Kind != delegation.DelegationStarted {
-		st := ev
-		st.Kind, st.Delta, st.Text, st.Artifact, st.Error, st.Status = delegation.DelegationStarted, "", "", nil, nil, ""
-		st.Raw = map[string]any{"synthesized": true}
-		s.emitDelegation(g, st)
-	}
-	s.emitDelegation(g, ev)
-}
-
-func remove(list []string, v string) []string {
-	for i, x := range list {
-		if x == v {
-			return append(list[:i:i], list[i+1:]...)
-		}
-	}
-	return list
-}
-
-// emitDelegation renders ev per mode and emits it.
-func (s *Stream) emitDelegation(g *group, ev delegation.DelegationEvent) {
-	g.last = ev
-	if ev.Kind == delegation.DelegationStarted {
-		g.started = true
-	}
-	if ev.Kind.Terminal() {
-		g.terminal = true
-	}
-	at := ev.Time
-	if at.IsZero() {
-		at = s.opts.Clock()
-	}
-	name := string(ev.Kind)
-	if name == "" {
-		name = "subagent.unknown"
-	}
-	synthesized := ev.Raw != nil && ev.Raw["synthesized"] == true
-	if fastEncodable(&ev, s.opts.Mode, s.opts.IncludeRaw) {
-		s.emitFast(g, &ev, name, at, synthesized)
-		return
-	}
-	value := Value(ev, s.runID, s.opts.IncludeRaw)
-	if synthesized {
-		value["synthesized"] = true
-	}
-	custom := func() events.Event {
-		if s.opts.Mode == ModeStandard {
-			return &AttributedCustomEvent{BaseEvent: base(events.EventTypeCustom, at), SubagentRunID: ev.DelegationID, Name: name, Value: value}
-		}
-		return agui.NewCustomEvent(name, value, at)
-	}
-	switch s.opts.Mode {
-	case ModeStandard:
-		switch {
-		case ev.Kind == delegation.DelegationStarted:
-			n := ev.AgentName
-			if n == "" {
-				n = ev.AgentKey
-			}
-			s.emitNow(&SubagentStartedEvent{BaseEvent: base(EventSubagentStarted, at), SubagentRunID: ev.DelegationID, Name: n, ParentToolCallID: ev.ParentToolCallID})
-			return
-		case ev.Kind == delegation.DelegationFinished:
-			s.emitNow(&SubagentFinishedEvent{BaseEvent: base(EventSubagentFinished, at), SubagentRunID: ev.DelegationID, Result: value, Outcome: map[string]any{"type": "success"}})
-			return
-		case ev.Kind.Terminal():
-			msg, code := "the subagent was cancelled", string(delegation.CodeCancelled)
-			if ev.Error != nil {
-				msg, code = ev.Error.Message, string(ev.Error.Code)
-			}
-			if msg == "" {
-				msg = code
-			}
-			s.emitNow(&SubagentErrorEvent{BaseEvent: base(EventSubagentError, at), SubagentRunID: ev.DelegationID, Message: msg, Code: code})
-			return
-		}
-		s.emitDelegationCustom(ev, custom)
-	case ModeToolNested:
-		callID := "subagent-" + ev.DelegationID
-		if ev.Kind == delegation.DelegationStarted {
-			s.emitNow(events.NewToolCallStartEvent(callID, "subagent:"+ev.AgentKey))
-		}
-		s.emitDelegationCustom(ev, custom)
-		if ev.Kind.Terminal() {
-			s.emitNow(events.NewToolCallEndEvent(callID))
-			res, _ := json.Marshal(value)
-			s.emitNow(events.NewToolCallResultEvent("result-"+callID, callID, string(res)))
-		}
-	default:
-		s.emitDelegationCustom(ev, custom)
-	}
-}
-
-// emitFast emits a delegation event encoded directly (encode.go), in
-// ModeCustom or ModeToolNested.
-func (s *Stream) emitFast(g *group, ev *delegation.DelegationEvent, name string, at time.Time, synthesized bool) {
-	callID := ""
-	if s.opts.Mode == ModeToolNested {
-		callID = "subagent-" + ev.DelegationID
-		if ev.Kind == delegation.DelegationStarted {
-			s.emitNow(events.NewToolCallStartEvent(callID, "subagent:"+ev.AgentKey))
-		}
-	}
-	id := g.identityFor(s.runID, ev)
-	ts := at.UnixMilli()
-	var f *Frame
-	if ev.Kind == delegation.DelegationTextDelta {
-		f = fastDeltaFrame(ts, id, ev.RemoteMessageID, ev.Delta)
-	} else {
-		f = fastFrame(name, ts, id, ev.RemoteMessageID, ev.Delta, synthesized)
-	}
-	s.append(f)
-	if callID != "" && ev.Kind.Terminal() {
-		value := Value(*ev, s.runID, s.opts.IncludeRaw)
-		if synthesized {
-			value["synthesized"] = true
-		}
-		s.emitNow(events.NewToolCallEndEvent(callID))
-		res, _ := json.Marshal(value)
-		s.emitNow(events.NewToolCallResultEvent("result-"+callID, callID, string(res)))
-	}
-}
-
-func (s *Stream) emitDelegationCustom(ev delegation.DelegationEvent, build func() events.Event) {
-	f := s.frame(build())
-	if f == nil {
-		return
-	}
-	if ev.Kind == delegation.DelegationTextDelta {
-		mode := s.opts.Mode
-		at, runID, raw := ev.Time, s.runID, s.opts.IncludeRaw
-		f.delta = &deltaInfo{delegationID: ev.DelegationID, messageID: ev.RemoteMessageID, text: ev.Delta, rebuild: func(text string) events.Event {
-			e := ev
-			e.Delta = text
-			v := Value(e, runID, raw)
-			if mode == ModeStandard {
-				return &AttributedCustomEvent{BaseEvent: base(events.EventTypeCustom, at), SubagentRunID: e.DelegationID, Name: string(e.Kind), Value: v}
-			}
-			return agui.NewCustomEvent(string(e.Kind), v, at)
-		}}
-	}
-	s.append(f)
-}
-
-// emitNow validates, numbers and publishes one event.
-func (s *Stream) emitNow(ev events.Event) {
-	if f := s.frame(ev); f != nil {
-		s.append(f)
-	}
-}
-
 func (s *Stream) frame(ev events.Event) *Frame {
 	if ev.Timestamp() == nil {
 		ev.SetTimestamp(s.opts.Clock().UnixMilli())
@@ -837,9 +336,6 @@ func (s *Stream) append(f *Frame) {
 	s.mu.Lock()
 	s.lastID++
 	f.ID = s.lastID
-	if f.received.IsZero() {
-		f.received = s.received // a Mirror's copy of a local frame keeps its own
-	}
 	s.log = append(s.log, f)
 	s.logBytes += len(f.Data)
 	for len(s.log) > 1 && (len(s.log) > s.opts.ReplayFrames || s.logBytes > s.opts.ReplayBytes) {

@@ -157,7 +157,7 @@ type Delegator struct {
 	mu       sync.Mutex
 	closed   bool
 	runs     map[string]*runState
-	active   map[string]*inflight
+	active   map[string]*activeDelegation
 	all      activity
 	watchers map[string]context.CancelFunc
 	wg       sync.WaitGroup
@@ -232,7 +232,7 @@ func New(ctx context.Context, cfg Config) (*Delegator, error) {
 	}
 	cfg.defaults()
 	d := &Delegator{cfg: cfg, reg: cfg.Registry, bus: cfg.Bus, audit: cfg.Audit, artifacts: cfg.Artifacts, log: cfg.Logger,
-		runs: map[string]*runState{}, active: map[string]*inflight{}, watchers: map[string]context.CancelFunc{}}
+		runs: map[string]*runState{}, active: map[string]*activeDelegation{}, watchers: map[string]context.CancelFunc{}}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	if err := d.reg.Load(ctx); err != nil {
 		if cfg.FailOnCardError {
@@ -353,51 +353,61 @@ func (d *Delegator) EndRun(ctx context.Context, runID string) error {
 	return err
 }
 
-func (d *Delegator) track(f *inflight) bool {
+// track makes a an active delegation of the Delegator and of its run, if
+// the run was begun; false after Close.
+func (d *Delegator) track(a *activeDelegation) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
 		return false
 	}
-	d.active[f.id] = f
+	d.active[a.id] = a
 	d.all.add()
-	if rs := d.runs[f.req.RunID]; rs != nil {
-		f.run = rs
+	if rs := d.runs[a.req.RunID]; rs != nil {
+		a.run = rs
 		rs.active.add()
 	}
 	return true
 }
 
-func (d *Delegator) untrack(f *inflight) {
+func (d *Delegator) untrack(a *activeDelegation) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	delete(d.active, f.id)
+	delete(d.active, a.id)
 	d.all.done()
-	if f.run != nil {
-		f.run.active.done()
+	if a.run != nil {
+		a.run.active.done()
 	}
 }
 
-func (d *Delegator) setWaiting(f *inflight, w bool) {
+// setWaiting says whether a accepts an answer from the UI now; waiting
+// for a new question drops a stale answer of an earlier one.
+func (d *Delegator) setWaiting(a *activeDelegation, w bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if w {
 		select {
-		case <-f.input: // a stale answer of an earlier question
+		case <-a.wait.answer: // a stale answer of an earlier question
 		default:
 		}
 	}
-	f.waiting = w
+	a.wait.waiting = w
 }
 
-// awaitInput makes sure f accepts an answer while it blocks on input,
-// keeping an answer that already arrived.
-func (d *Delegator) awaitInput(f *inflight) {
+// awaitAnswer waits for the UI's answer to a's question (AnswerInput),
+// keeping an answer that already arrived, or for ctx's end (ok false).
+func (d *Delegator) awaitAnswer(ctx context.Context, a *activeDelegation) (answer string, ok bool) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if !f.waiting && len(f.input) == 0 {
-		f.waiting = true
+	if !a.wait.waiting && len(a.wait.answer) == 0 {
+		a.wait.waiting = true
 	}
+	d.mu.Unlock()
+	select {
+	case answer = <-a.wait.answer:
+	case <-ctx.Done():
+	}
+	d.setWaiting(a, false)
+	return answer, ctx.Err() == nil
 }
 
 // AnswerInput answers the input-required question of an active delegation
@@ -412,15 +422,15 @@ func (d *Delegator) AnswerInput(ctx context.Context, runID, delegationID, text s
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	f := d.active[delegationID]
-	if f == nil || f.req.RunID != runID {
+	a := d.active[delegationID]
+	if a == nil || a.req.RunID != runID {
 		return ErrUnknownDelegation
 	}
-	if !f.waiting {
+	if !a.wait.waiting {
 		return ErrNotWaitingForInput
 	}
-	f.waiting = false
-	f.input <- text // buffered; drained when waiting began
+	a.wait.waiting = false
+	a.wait.answer <- text // buffered; drained when waiting began
 	return nil
 }
 
@@ -467,61 +477,62 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// park leaves f waiting for its parent's answer (input_required policy
+// park leaves a waiting for its parent's answer (input_required policy
 // "return"): it stays active (its run and Close wait for it, its
 // concurrency slot stays taken) until a call continues it (resume), or a
 // park watcher owned by the Delegator ends it: after the policy's
 // MaxTimeout (the remote task is cancelled, input_required), when its run
-// ends or is cancelled, or when the Delegator closes.
-func (d *Delegator) park(f *inflight) {
+// ends or is cancelled, or when the Delegator closes. Its lifecycle is
+// then that call's or that watcher's.
+func (d *Delegator) park(a *activeDelegation) {
 	resumed := make(chan struct{})
 	d.mu.Lock()
-	f.parked, f.resumed = true, resumed
+	a.wait.parked, a.wait.resumed = true, resumed
 	d.wg.Add(1)
 	d.mu.Unlock()
-	go d.watchParked(f, resumed)
+	go d.watchParked(a, resumed)
 }
 
 // unpark hands the parked delegation req.Continue names to the calling
 // tool call, or says why it cannot.
-func (d *Delegator) unpark(req Request) (*inflight, *delegation.DelegationError) {
+func (d *Delegator) unpark(req Request) (*activeDelegation, *delegation.DelegationError) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	f := d.active[req.Continue]
-	if f == nil || f.req.RunID != req.RunID || !f.parked {
+	a := d.active[req.Continue]
+	if a == nil || a.req.RunID != req.RunID || !a.wait.parked {
 		return nil, &delegation.DelegationError{Code: delegation.CodeInvalidInput, Message: fmt.Sprintf(
 			"continue.delegation_id %q names no delegation of this run that waits for an answer (it may have ended, timed out, "+
 				"be running, or never have returned input_required); start a new delegation instead", sanitize.Line(req.Continue, 64))}
 	}
-	if f.spec.Key != req.Agent {
+	if a.spec.Key != req.Agent {
 		return nil, &delegation.DelegationError{Code: delegation.CodeInvalidInput, Message: fmt.Sprintf(
-			"continue.delegation_id %q is a delegation to agent %q, not %q", f.id, f.spec.Key, sanitize.Line(req.Agent, 64))}
+			"continue.delegation_id %q is a delegation to agent %q, not %q", a.id, a.spec.Key, sanitize.Line(req.Agent, 64))}
 	}
-	f.parked, f.park = false, false
-	close(f.resumed)
-	return f, nil
+	a.wait.parked, a.life.park = false, false
+	close(a.wait.resumed)
+	return a, nil
 }
 
 // claimParked takes a parked delegation for its watcher; false when a
 // continuing call took it first.
-func (d *Delegator) claimParked(f *inflight) bool {
+func (d *Delegator) claimParked(a *activeDelegation) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !f.parked {
+	if !a.wait.parked {
 		return false
 	}
-	f.parked = false
+	a.wait.parked = false
 	return true
 }
 
 // watchParked ends a parked delegation nobody continues: see park.
-func (d *Delegator) watchParked(f *inflight, resumed <-chan struct{}) {
+func (d *Delegator) watchParked(a *activeDelegation, resumed <-chan struct{}) {
 	defer d.wg.Done()
-	timer := time.NewTimer(f.spec.Policy.MaxTimeout)
+	timer := time.NewTimer(a.spec.Policy.MaxTimeout)
 	defer timer.Stop()
 	var runDone <-chan struct{}
-	if f.run != nil {
-		runDone = f.run.ctx.Done()
+	if a.run != nil {
+		runDone = a.run.ctx.Done()
 	}
 	var cause error
 	select {
@@ -530,21 +541,21 @@ func (d *Delegator) watchParked(f *inflight, resumed <-chan struct{}) {
 	case <-timer.C:
 		cause = errHostTimeout
 	case <-runDone:
-		cause = context.Cause(f.run.ctx)
+		cause = context.Cause(a.run.ctx)
 	case <-d.ctx.Done():
 		cause = errClosed
 	}
-	if !d.claimParked(f) {
+	if !d.claimParked(a) {
 		return
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(cause)
 	if cause == errHostTimeout {
-		f.inputTimeout(ctx)
+		a.life.inputTimeout(ctx)
 	} else {
-		f.stopped(ctx)
+		a.life.stopped(ctx)
 	}
-	f.end()
+	a.life.end()
 }
 
 // stickyKey returns the key under which a sticky context is remembered
@@ -605,11 +616,11 @@ func (d *Delegator) rememberContext(req Request, spec registry.RemoteAgentSpec, 
 // onCorrelated announces a parent tool call found after the delegation started.
 func (d *Delegator) onCorrelated(runID, delegationID, parentID string) {
 	d.mu.Lock()
-	f := d.active[delegationID]
+	a := d.active[delegationID]
 	d.mu.Unlock()
 	ev := delegation.DelegationEvent{RunID: runID, DelegationID: delegationID, ParentToolCallID: parentID, Kind: delegation.DelegationStatus, Status: delegation.StatusCorrelated, Time: time.Now()}
-	if f != nil {
-		f.publish(ev)
+	if a != nil {
+		a.pub.announce(ev)
 		return
 	}
 	// Already finished: announce with what the audit log knows.
@@ -624,11 +635,11 @@ func (d *Delegator) onCorrelated(runID, delegationID, parentID string) {
 
 // startWatcher keeps cancelling a remote task whose cancellation was not
 // confirmed, until it is, the retention ends, or the delegator closes.
-func (d *Delegator) startWatcher(f *inflight) {
-	if f.task == nil {
+func (d *Delegator) startWatcher(log *slog.Logger, c taskCanceller) {
+	if c.task == nil {
 		return
 	}
-	d.watch(f.id, f.log, func(ctx context.Context) remote.CancelOutcome { return f.cancelRemote(ctx, "cleanup") })
+	d.watch(c.id, log, func(ctx context.Context) remote.CancelOutcome { return c.cancel(ctx, "cleanup") })
 }
 
 // watch runs a cleanup watcher (owned by the Delegator) for the task of
