@@ -14,7 +14,7 @@
 // than one place) is an error ("stale mutation"), never skipped. The run
 // fails (exit 1) on any error, on a survivor whose entry does not explain
 // why it is equivalent, on an entry marked equivalent that was killed, and
-// on a score below 90%.
+// on a score below 95%.
 package main
 
 import (
@@ -38,7 +38,7 @@ import (
 )
 
 // MinScore is the lowest acceptable share of killed mutations.
-const MinScore = 0.90
+const MinScore = 0.95
 
 func main() {
 	only := flag.String("only", "", "run only the mutations whose id matches this regular expression")
