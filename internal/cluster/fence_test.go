@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
 	"github.com/seed0634/agentadaptor/pkg/bridges/subagentstream"
+	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"
 )
 
 // testRun is a run journaled by one replica, driven by the test as the
@@ -290,21 +291,23 @@ func TestReserveOnceAcrossReplicas(t *testing.T) {
 	}
 }
 
-// Exactly one replica cancels each remote task; the same replica may retry.
+// Exactly one replica cancels each remote task; the same replica may ask
+// again (its retries), and is then told that it asked before, so that it
+// reads the task before it sends the cancellation again.
 func TestClaimCancelOnce(t *testing.T) {
 	ns := natstest.New(t)
 	a, b := newCluster(t, ns, "a"), newCluster(t, ns, "b")
 	ctx := context.Background()
 	for i, tc := range []struct {
 		c    *Cluster
-		want bool
-	}{{a, true}, {b, false}, {a, true}, {b, false}} {
+		want delegator.CancelTurn
+	}{{a, delegator.CancelMine}, {b, delegator.CancelOthers}, {a, delegator.CancelMineAgain}, {b, delegator.CancelOthers}} {
 		got, err := tc.c.ClaimCancel(ctx, "sdk-1", "del-1")
 		if err != nil || got != tc.want {
 			t.Fatalf("ask %d (%s): %v %v, want %v", i, tc.c.Replica(), got, err, tc.want)
 		}
 	}
-	if got, err := b.ClaimCancel(ctx, "sdk-1", "del-2"); err != nil || !got {
+	if got, err := b.ClaimCancel(ctx, "sdk-1", "del-2"); err != nil || got != delegator.CancelMine {
 		t.Fatalf("another delegation: %v %v", got, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -256,7 +257,8 @@ func (c *Cluster) readClaims(w jetstream.KeyWatcher) {
 }
 
 // scan looks for lost runs every Lease/2 (jittered): runs listed active
-// whose lease has expired. It waits one lease after each (re)connection,
+// whose lease has expired, ended up to maxTakeovers at once (each scan
+// waits for its takeovers). It waits one lease after each (re)connection,
 // so that live replicas refresh their leases first.
 func (c *Cluster) scan() {
 	for {
@@ -292,15 +294,34 @@ func (c *Cluster) scanOnce() error {
 		have[k] = true
 	}
 	unleased := map[string]bool{}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxTakeovers)
 	for _, k := range active {
-		if !have[k] {
-			unleased[k] = true
-			c.tryTakeover(k)
+		if have[k] {
+			continue
 		}
+		unleased[k] = true
+		select {
+		case sem <- struct{}{}:
+		case <-c.ctx.Done():
+			wg.Wait()
+			return c.ctx.Err()
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			c.tryTakeover(k)
+		})
 	}
+	wg.Wait()
 	c.claimWatch.keep(unleased)
 	return nil
 }
+
+// maxTakeovers bounds the lost runs one scan ends at once: the runs of a
+// replica that died (or starved) are ended side by side, so the last one's
+// clients do not wait for every other takeover's remote cancellations and
+// audit writes, while a survivor's NATS round trips stay bounded.
+const maxTakeovers = 16
 
 func keys(ctx context.Context, kv jetstream.KeyValue) ([]string, error) {
 	ks, err := kv.Keys(ctx)

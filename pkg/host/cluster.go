@@ -50,7 +50,7 @@ func (h *Host) openCluster(ctx context.Context, cfg Cluster) error {
 
 // cancelClaim is the delegator's CancelClaim: the cluster's, nil for one
 // process.
-func (cl clustered) cancelClaim() func(context.Context, string, string) (bool, error) {
+func (cl clustered) cancelClaim() func(context.Context, string, string) (delegator.CancelTurn, error) {
 	if cl.c == nil {
 		return nil
 	}

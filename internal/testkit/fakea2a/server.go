@@ -30,6 +30,11 @@ const (
 	CancelRefuse
 	// CancelHang never answers until the caller gives up or the server closes.
 	CancelHang
+	// CancelLateAnswer cancels the task as CancelHonour does, then holds
+	// the answer until the caller gives up (or the server closes) and
+	// drops it: a cancellation that reached the remote and took effect,
+	// whose answer the caller never read.
+	CancelLateAnswer
 )
 
 // Options configure a fake agent. The zero value serves a non-streaming
@@ -392,6 +397,16 @@ func (s *Server) Tasks() []a2a.TaskID {
 	return out
 }
 
+// TaskState returns the state of task id as the fake's task store holds
+// it, read without a recorded request.
+func (s *Server) TaskState(ctx context.Context, id a2a.TaskID) (a2a.TaskState, error) {
+	task, err := s.handler.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+	if err != nil {
+		return "", err
+	}
+	return task.Status.State, nil
+}
+
 // Release unblocks an AwaitRelease step of the task (now or when reached).
 func (s *Server) Release(taskID a2a.TaskID) {
 	ch := s.signal(s.releases, taskID)
@@ -490,6 +505,16 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			s.mu.Unlock()
 		}()
 
+		if s.opts.Cancel == CancelLateAnswer && (rec.Method == "CancelTask" || strings.HasSuffix(r.URL.Path, ":cancel")) {
+			// The cancellation takes effect whatever the caller does; its
+			// answer is dropped once the caller has given up.
+			next.ServeHTTP(httptest.NewRecorder(), r.WithContext(context.WithoutCancel(ctx)))
+			select {
+			case <-r.Context().Done():
+			case <-s.closing:
+			}
+			return
+		}
 		streaming := rec.Method == "SendStreamingMessage" || strings.HasSuffix(r.URL.Path, "message:stream")
 		if streaming && rec.Method == "SendStreamingMessage" {
 			var p a2a.SendMessageRequest

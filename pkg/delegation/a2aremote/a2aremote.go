@@ -491,23 +491,31 @@ func (t *task) Cancel(ctx context.Context, meta map[string]any) remote.CancelOut
 	if t.spec.Transcript.State().Terminal() {
 		return remote.CancelConfirmed
 	}
-	got, err := t.a.client.CancelTask(ctx, a2aclient.CancelTaskRequest{TaskID: sdka2a.TaskID(t.m.taskID), Tenant: t.a.ep.Tenant, Metadata: meta})
-	if err == nil {
-		if got != nil && a2aclient.IsTerminal(got.Status.State) {
-			return remote.CancelConfirmed
+	out, err := t.a.cancelTask(ctx, sdka2a.TaskID(t.m.taskID), meta)
+	t.logCancel(meta, err)
+	return out
+}
+
+// RetryCancel implements remote.CancelRetrier: GetTask first, and
+// CancelTask again only when the remote shows the task still running. It
+// runs on a cleanup watcher's goroutine after the task's own has ended,
+// so it reads only what was fixed before (the task id), never the
+// transcript.
+func (t *task) RetryCancel(ctx context.Context, meta map[string]any) remote.CancelOutcome {
+	if t.m.taskID == "" {
+		if t.sent {
+			return remote.CancelUnaddressable
 		}
-		return remote.CancelPending
+		return remote.CancelNotNeeded
 	}
-	t.spec.Log.Warn("remote cancel not confirmed", "reason", meta["reason"], "error", t.spec.Transcript.Redact(sanitize.Truncate(err.Error(), 300)))
-	if k := clienterr.KindOf(err); k == clienterr.KindRejected || k == clienterr.KindNotFound {
-		// Not cancelable, or unknown: it may simply have ended already.
-		got, gerr := t.a.client.GetTask(ctx, a2aclient.GetTaskRequest{TaskID: sdka2a.TaskID(t.m.taskID), Tenant: t.a.ep.Tenant})
-		switch {
-		case gerr == nil && a2aclient.IsTerminal(got.Status.State):
-			return remote.CancelConfirmed
-		case clienterr.KindOf(gerr) == clienterr.KindNotFound:
-			return remote.CancelConfirmed
-		}
+	out, err := t.a.retryCancelTask(ctx, sdka2a.TaskID(t.m.taskID), meta)
+	t.logCancel(meta, err)
+	return out
+}
+
+// logCancel logs a cancellation call that failed (nil: nothing to log).
+func (t *task) logCancel(meta map[string]any, err error) {
+	if err != nil {
+		t.spec.Log.Warn("remote cancel not confirmed", "reason", meta["reason"], "error", t.spec.Transcript.Redact(sanitize.Truncate(err.Error(), 300)))
 	}
-	return remote.CancelPending
 }

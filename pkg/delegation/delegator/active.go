@@ -136,15 +136,35 @@ type taskCanceller struct {
 
 // cancel asks the remote to cancel the task, bounded by
 // Config.CancelTimeout (and not by ctx, which has usually ended already),
-// unless Config.CancelClaim says another process cancels it.
-func (c taskCanceller) cancel(ctx context.Context, reason string) remote.CancelOutcome {
+// unless Config.CancelClaim says another process cancels it. A retry (a
+// cleanup watcher's attempt at a cancellation whose outcome was pending),
+// or a cancellation this process claimed before (CancelMineAgain), goes
+// through remote.CancelRetrier where the task has it: the earlier
+// cancellation may have reached the remote although its answer did not
+// come back, so the task is read first and sent the cancellation again
+// only if it still runs (docs/design.md#the-cleanup-watcher).
+func (c taskCanceller) cancel(ctx context.Context, reason string, retry bool) remote.CancelOutcome {
 	if c.task == nil {
 		return remote.CancelNotNeeded
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.d.cfg.CancelTimeout)
 	defer cancel()
-	if out, gated := c.d.cancelGate(cctx, c.runID, c.id); gated {
+	out, gated, again := c.d.cancelGate(cctx, c.runID, c.id)
+	if gated {
 		return out
 	}
-	return c.task.Cancel(cctx, map[string]any{"reason": reason, "delegation_id": c.id, "run_id": c.runID, "agent": c.agentKey, "requested_by": "agentadaptor"})
+	if r, ok := c.task.(remote.CancelRetrier); ok && (retry || again) {
+		return r.RetryCancel(cctx, c.meta(reason))
+	}
+	return c.task.Cancel(cctx, c.meta(reason))
+}
+
+// retry is a cleanup watcher's attempt (cancel, reason "cleanup").
+func (c taskCanceller) retry(ctx context.Context) remote.CancelOutcome {
+	return c.cancel(ctx, "cleanup", true)
+}
+
+// meta is what a cancellation tells the remote.
+func (c taskCanceller) meta(reason string) map[string]any {
+	return map[string]any{"reason": reason, "delegation_id": c.id, "run_id": c.runID, "agent": c.agentKey, "requested_by": "agentadaptor"}
 }

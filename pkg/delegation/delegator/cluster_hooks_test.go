@@ -25,13 +25,13 @@ import (
 func TestCancelClaimDecidesWhoCancels(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		claim   func() (bool, error)
+		claim   func() (delegator.CancelTurn, error)
 		cancels int
 		code    delegation.FailureCode
 	}{
-		{"this process", func() (bool, error) { return true, nil }, 1, delegation.CodeCancelled},
-		{"another process", func() (bool, error) { return false, nil }, 0, delegation.CodeCancelled},
-		{"unknown", func() (bool, error) { return false, errors.New("NATS away") }, 0, delegation.CodeCancelPending},
+		{"this process", func() (delegator.CancelTurn, error) { return delegator.CancelMine, nil }, 1, delegation.CodeCancelled},
+		{"another process", func() (delegator.CancelTurn, error) { return delegator.CancelOthers, nil }, 0, delegation.CodeCancelled},
+		{"unknown", func() (delegator.CancelTurn, error) { return delegator.CancelOthers, errors.New("NATS away") }, 0, delegation.CodeCancelPending},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dt.CheckLeaks(t)
@@ -39,7 +39,7 @@ func TestCancelClaimDecidesWhoCancels(t *testing.T) {
 			var asked atomic.Int32
 			e := env.NewEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv)}, func(c *env.Config) {
 				c.CleanupInterval = time.Hour
-				c.CancelClaim = func(_ context.Context, runID, delegationID string) (bool, error) {
+				c.CancelClaim = func(_ context.Context, runID, delegationID string) (delegator.CancelTurn, error) {
 					if runID != "run-g" || delegationID == "" {
 						t.Errorf("claim asked for %q %q", runID, delegationID)
 					}
@@ -71,7 +71,9 @@ func TestCancelClaimDecidesWhoCancels(t *testing.T) {
 		dt.CheckLeaks(t)
 		srv := dt.StreamingFake(t, fakea2a.Working("busy"), fakea2a.Hang())
 		e := env.NewEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv)}, func(c *env.Config) {
-			c.CancelClaim = func(context.Context, string, string) (bool, error) { return false, nil }
+			c.CancelClaim = func(context.Context, string, string) (delegator.CancelTurn, error) {
+				return delegator.CancelOthers, nil
+			}
 		})
 		rec := audit.Record{DelegationID: "del-1", RunID: "run-o", AgentKey: "research", Protocol: "a2a", RemoteTaskID: "task-1", Status: audit.StatusRunning, StartedAt: time.Now()}
 		if out := e.D.EndOrphan(dt.Ctx(t), rec, "host_lost", "gone"); out != remote.CancelNotNeeded {

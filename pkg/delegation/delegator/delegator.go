@@ -52,12 +52,14 @@ type Config struct {
 	CleanupSlowInterval time.Duration
 	CleanupRetention    time.Duration
 	// CancelClaim, when set, is asked before the host sends a remote task
-	// its cancellation (every attempt): false means another process of a
-	// scaled-out host cancels that task, so this one does not (the
-	// cancellation counts as done here); an error means it cannot tell
-	// now (the cancellation counts as pending and is retried). Nil: every
-	// cancellation is sent.
-	CancelClaim func(ctx context.Context, runID, delegationID string) (bool, error)
+	// its cancellation (every attempt, see CancelTurn): CancelOthers means
+	// another process of a scaled-out host cancels that task, so this one
+	// does not (the cancellation counts as done here); CancelMineAgain
+	// that this process claimed it before, so the task is read first; an
+	// error means it cannot tell now (the cancellation counts as pending
+	// and is retried). Nil: every cancellation is sent, every retry reads
+	// the task first.
+	CancelClaim func(ctx context.Context, runID, delegationID string) (CancelTurn, error)
 	// Contexts remembers the sticky remote contexts (default: in memory,
 	// NewMemoryContexts).
 	Contexts ContextStore
@@ -69,6 +71,26 @@ type Config struct {
 	// telemetry (docs/design.md#observability); nil observes nothing.
 	Observer Observer
 }
+
+// CancelTurn is Config.CancelClaim's answer: whether this process sends
+// a remote task its cancellation (docs/design.md#scale-out).
+type CancelTurn int
+
+const (
+	// CancelMine: this process cancels the task, and asks for the first
+	// time: the cancellation is sent.
+	CancelMine CancelTurn = iota
+	// CancelMineAgain: this process cancels the task and claimed it
+	// before — a cleanup retry, a claim whose answer was lost, or a second
+	// path of the same process (a run it both ran and ended as lost). An
+	// earlier cancellation may have reached the remote, so the task is
+	// read first and sent the cancellation only if it still runs
+	// (remote.CancelRetrier).
+	CancelMineAgain
+	// CancelOthers: another process cancels the task; this one sends
+	// nothing, and the cancellation counts as done here.
+	CancelOthers
+)
 
 // Observer sees delegations for the host's telemetry
 // (docs/design.md#observability): traces and metrics live behind it, so
@@ -635,11 +657,13 @@ func (d *Delegator) onCorrelated(runID, delegationID, parentID string) {
 
 // startWatcher keeps cancelling a remote task whose cancellation was not
 // confirmed, until it is, the retention ends, or the delegator closes.
+// Each retry reads the task first (taskCanceller.retry): a task the
+// remote shows ended is not sent its cancellation again.
 func (d *Delegator) startWatcher(log *slog.Logger, c taskCanceller) {
 	if c.task == nil {
 		return
 	}
-	d.watch(c.id, log, func(ctx context.Context) remote.CancelOutcome { return c.cancel(ctx, "cleanup") })
+	d.watch(c.id, log, c.retry)
 }
 
 // watch runs a cleanup watcher (owned by the Delegator) for the task of
@@ -656,6 +680,7 @@ func (d *Delegator) watch(id string, log *slog.Logger, cancel func(context.Conte
 	d.watchers[id] = stop
 	d.wg.Add(1)
 	d.mu.Unlock()
+	log.Info("cleanup watcher started: the remote task's cancellation is not confirmed; retrying it gently")
 	go func() {
 		defer d.wg.Done()
 		defer func() {

@@ -290,7 +290,7 @@ func (l *lifecycle) canceller() taskCanceller {
 
 // cancelRemote asks the remote to cancel the task (taskCanceller.cancel).
 func (l *lifecycle) cancelRemote(ctx context.Context, reason string) remote.CancelOutcome {
-	return l.canceller().cancel(ctx, reason)
+	return l.canceller().cancel(ctx, reason, false)
 }
 
 // settleCancel records a cancellation's outcome; an unconfirmed one is

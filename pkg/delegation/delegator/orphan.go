@@ -28,22 +28,25 @@ func (d *Delegator) EndOrphan(ctx context.Context, rec audit.Record, code delega
 	out := remote.CancelNotNeeded
 	if rec.RemoteTaskID != "" {
 		cctx, cancel := context.WithTimeout(ctx, d.cfg.CancelTimeout)
-		if o, gated := d.cancelGate(cctx, rec.RunID, rec.DelegationID); gated {
+		if o, gated, again := d.cancelGate(cctx, rec.RunID, rec.DelegationID); gated {
 			out = o
 		} else {
-			out = d.cancelByID(cctx, rec, string(code))
+			out = d.cancelByID(cctx, rec, string(code), again)
 		}
 		cancel()
 		if out == remote.CancelPending {
-			// Retried gently, as a live delegation's (Config.CleanupInterval).
-			log := d.log.With("delegation_id", rec.DelegationID, "run_id", rec.RunID, "agent", rec.AgentKey)
-			d.watch(rec.DelegationID, log, func(ctx context.Context) remote.CancelOutcome {
+			// Retried gently, as a live delegation's (Config.CleanupInterval),
+			// each retry reading the task first (RetryCancelTask).
+			// The watcher gets a copy: rec is ended below, on this goroutine.
+			task := rec
+			log := d.log.With("delegation_id", task.DelegationID, "run_id", task.RunID, "agent", task.AgentKey)
+			d.watch(task.DelegationID, log, func(ctx context.Context) remote.CancelOutcome {
 				cctx, cancel := context.WithTimeout(ctx, d.cfg.CancelTimeout)
 				defer cancel()
-				if o, gated := d.cancelGate(cctx, rec.RunID, rec.DelegationID); gated {
+				if o, gated, _ := d.cancelGate(cctx, task.RunID, task.DelegationID); gated {
 					return o
 				}
-				return d.cancelByID(cctx, rec, "cleanup")
+				return d.cancelByID(cctx, task, "cleanup", true)
 			})
 		}
 	}
@@ -66,8 +69,10 @@ func (d *Delegator) EndOrphan(ctx context.Context, rec audit.Record, code delega
 	return out
 }
 
-// cancelByID cancels rec's remote task by its id.
-func (d *Delegator) cancelByID(ctx context.Context, rec audit.Record, reason string) remote.CancelOutcome {
+// cancelByID cancels rec's remote task by its id; retry is a cleanup
+// watcher's attempt (remote.TaskCanceller.RetryCancelTask: the task is read
+// first and sent its cancellation again only if it still runs).
+func (d *Delegator) cancelByID(ctx context.Context, rec audit.Record, reason string, retry bool) remote.CancelOutcome {
 	agent, cerr := d.reg.Connect(ctx, rec.AgentKey)
 	if cerr != nil {
 		d.log.Warn("cancelling an orphaned remote task: agent unavailable", "agent", rec.AgentKey, "delegation_id", rec.DelegationID,
@@ -79,8 +84,13 @@ func (d *Delegator) cancelByID(ctx context.Context, rec audit.Record, reason str
 		// AG-UI: the request that ran the task died with its process.
 		return remote.CancelNotNeeded
 	}
-	out := tc.CancelTask(ctx, rec.RemoteTaskID, map[string]any{"reason": reason, "delegation_id": rec.DelegationID,
-		"run_id": rec.RunID, "agent": rec.AgentKey, "requested_by": "agentadaptor"})
+	meta := map[string]any{"reason": reason, "delegation_id": rec.DelegationID,
+		"run_id": rec.RunID, "agent": rec.AgentKey, "requested_by": "agentadaptor"}
+	cancel := tc.CancelTask
+	if retry {
+		cancel = tc.RetryCancelTask
+	}
+	out := cancel(ctx, rec.RemoteTaskID, meta)
 	d.log.Info("cancelled an orphaned remote task", "agent", rec.AgentKey, "delegation_id", rec.DelegationID, "confirmed", out == remote.CancelConfirmed)
 	return out
 }
@@ -88,18 +98,19 @@ func (d *Delegator) cancelByID(ctx context.Context, rec audit.Record, reason str
 // cancelGate asks Config.CancelClaim whether this process cancels the
 // delegation's remote task: gated is true when it must not send the
 // cancellation now, with the outcome to report (not needed: another
-// process cancels it; pending: unknown, retried).
-func (d *Delegator) cancelGate(ctx context.Context, runID, delegationID string) (out remote.CancelOutcome, gated bool) {
+// process cancels it; pending: unknown, retried); again is true when this
+// process claimed it before (CancelMineAgain: read the task first).
+func (d *Delegator) cancelGate(ctx context.Context, runID, delegationID string) (out remote.CancelOutcome, gated, again bool) {
 	if d.cfg.CancelClaim == nil {
-		return 0, false
+		return 0, false, false
 	}
-	mine, err := d.cfg.CancelClaim(ctx, runID, delegationID)
+	turn, err := d.cfg.CancelClaim(ctx, runID, delegationID)
 	switch {
 	case err != nil:
 		d.log.Warn("cannot tell which host replica cancels a remote task; retrying later", "delegation_id", delegationID, "run_id", runID, "error", err.Error())
-		return remote.CancelPending, true
-	case !mine:
-		return remote.CancelNotNeeded, true
+		return remote.CancelPending, true, false
+	case turn == CancelOthers:
+		return remote.CancelNotNeeded, true, false
 	}
-	return 0, false
+	return 0, false, turn == CancelMineAgain
 }
