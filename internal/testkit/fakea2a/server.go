@@ -88,6 +88,12 @@ type Options struct {
 	// stream begins with the Task in A2A, and @a2a-js/sdk servers send
 	// this snapshot; a2a-go's own server does not.
 	FollowUpSnapshot bool
+	// BusyFollowUps refuses the first N JSON-RPC messages sent to an
+	// existing task (answers to input-required) with the JSON-RPC
+	// internal error a2a-go's server answers while the turn that asked the
+	// question is still winding down ("task execution is already in
+	// progress"). The refused messages do not reach the agent.
+	BusyFollowUps int
 }
 
 // OAuth2Client is the one client a fake's token endpoint knows.
@@ -138,7 +144,9 @@ type Server struct {
 	closing   chan struct{}
 	closed    bool
 	closeOnce sync.Once
-	execWG    sync.WaitGroup
+
+	busyRefused int // follow-ups refused so far (Options.BusyFollowUps); mu
+	execWG      sync.WaitGroup
 
 	mu        sync.Mutex
 	requests  []*Request
@@ -505,6 +513,20 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			s.mu.Unlock()
 		}()
 
+		if (rec.Method == "SendMessage" || rec.Method == "SendStreamingMessage") && s.refuseBusy(rpc.Params) {
+			// As a2a-go's server answers: a JSON-RPC error, in an SSE frame
+			// on a stream.
+			idJSON, _ := json.Marshal(rpc.ID)
+			refusal := `{"jsonrpc":"2.0","id":` + string(idJSON) + `,"error":{"code":-32603,"message":"task execution is already in progress"}}`
+			if rec.Method == "SendStreamingMessage" {
+				w.Header().Set("Content-Type", "text/event-stream")
+				refusal = "data: " + refusal + "\n\n"
+			} else {
+				w.Header().Set("Content-Type", "application/json")
+			}
+			_, _ = w.Write([]byte(refusal))
+			return
+		}
 		if s.opts.Cancel == CancelLateAnswer && (rec.Method == "CancelTask" || strings.HasSuffix(r.URL.Path, ":cancel")) {
 			// The cancellation takes effect whatever the caller does; its
 			// answer is dropped once the caller has given up.
@@ -537,6 +559,26 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// refuseBusy reports whether a message (JSON-RPC params) to an existing
+// task is one of the Options.BusyFollowUps to refuse, and counts it.
+func (s *Server) refuseBusy(params json.RawMessage) bool {
+	var p struct {
+		Message struct {
+			TaskID string `json:"taskId"`
+		} `json:"message"`
+	}
+	if s.opts.BusyFollowUps == 0 || json.Unmarshal(params, &p) != nil || p.Message.TaskID == "" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.busyRefused >= s.opts.BusyFollowUps {
+		return false
+	}
+	s.busyRefused++
+	return true
 }
 
 func (s *Server) choose(msg *a2a.Message) Behavior {

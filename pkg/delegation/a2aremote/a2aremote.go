@@ -338,8 +338,12 @@ func (t *task) stream(ctx context.Context, msg *sdka2a.Message) error {
 	rctx, first, done := t.untilTaskKnown(ctx)
 	defer done()
 	t.sent = true
-	st, err := t.a.client.SendStreaming(rctx, a2aclient.SendRequest{Message: msg, Tenant: t.a.ep.Tenant, Metadata: t.metadata()},
-		a2aclient.StreamOptions{FollowUpOf: t.m.followUpOf()})
+	var st *a2aclient.Stream
+	err := t.whileBusy(rctx, func() (err error) {
+		st, err = t.a.client.SendStreaming(rctx, a2aclient.SendRequest{Message: msg, Tenant: t.a.ep.Tenant, Metadata: t.metadata()},
+			a2aclient.StreamOptions{FollowUpOf: t.m.followUpOf()})
+		return err
+	})
 	if err != nil {
 		first()
 		return err
@@ -354,6 +358,44 @@ func (t *task) stream(ctx context.Context, msg *sdka2a.Message) error {
 	err = st.Err()
 	_ = st.Close()
 	return t.settle(ctx, err, "stream")
+}
+
+// whileBusy makes one send of an answer (send), and sends it again, after
+// a backoff (RecoverBackoff, doubling), while the remote refuses it as busy
+// (refusedForNow), at most RecoverAttempts more times. An a2a-go server
+// answers an answer that arrives while the turn that asked the question is
+// still winding down with "task execution is already in progress": the
+// question is out, the remote is not yet ready for its answer. A first
+// message is sent once.
+func (t *task) whileBusy(ctx context.Context, send func() error) error {
+	backoff := t.a.c.opts.RecoverBackoff
+	for attempt := 0; ; attempt++ {
+		err := send()
+		if err == nil || !t.m.awaiting || !refusedForNow(err) || attempt >= t.a.c.opts.RecoverAttempts {
+			return err
+		}
+		t.spec.Log.Info("the remote refused the answer as busy; sending it again", "attempt", attempt+1,
+			"error", t.spec.Transcript.Redact(sanitize.Truncate(err.Error(), 300)))
+		timer := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return err
+		case <-timer.C:
+		}
+		backoff = min(2*backoff, t.a.c.opts.MaxPollInterval)
+	}
+}
+
+// refusedForNow reports whether err is the remote's own answer that it
+// cannot take the message now: a JSON-RPC error response it classes as a
+// server error (HTTP 200), or HTTP 429 or 503. The remote read the message
+// and refused it, so sending it again cannot deliver it twice; a transport
+// failure, where the message may have arrived, is not.
+func refusedForNow(err error) bool {
+	var e *clienterr.Error
+	return errors.As(err, &e) && e.Kind == clienterr.KindUnavailable &&
+		(e.Status == http.StatusOK || e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable)
 }
 
 // settle turns the end of a stream into Task's contract: nil once the task
@@ -437,7 +479,11 @@ func (t *task) Recover(ctx context.Context) error {
 func (t *task) poll(ctx context.Context, msg *sdka2a.Message) error {
 	rctx, first, done := t.untilTaskKnown(ctx)
 	t.sent = true
-	res, err := t.a.client.Send(rctx, a2aclient.SendRequest{Message: msg, Tenant: t.a.ep.Tenant, ReturnImmediately: true, Metadata: t.metadata()})
+	var res *a2aclient.SendResult
+	err := t.whileBusy(rctx, func() (err error) {
+		res, err = t.a.client.Send(rctx, a2aclient.SendRequest{Message: msg, Tenant: t.a.ep.Tenant, ReturnImmediately: true, Metadata: t.metadata()})
+		return err
+	})
 	first()
 	done()
 	if err != nil {

@@ -55,7 +55,7 @@ func TestFollowUpStreamBeginningWithTheTask(t *testing.T) {
 			}
 			res := <-done
 			if res.Status != delegation.StatusCompleted || res.Summary != "Report for 2024." {
-				t.Fatalf("result %+v err %+v", res, res.Error)
+				t.Fatalf("result %+v err %+v\nlog:\n%s", res, res.Error, e.Logs.String())
 			}
 			evs := rec.WaitTerminals(t, 1)
 			dt.CheckLifecycle(t, evs)
@@ -97,5 +97,43 @@ func TestFollowUpSecondQuestion(t *testing.T) {
 	}
 	if len(texts) != 2 || texts[0] != "2024" || texts[1] != "May" {
 		t.Errorf("follow-ups %q", texts)
+	}
+}
+
+// An answer the remote refuses as busy — a2a-go's server answers "task
+// execution is already in progress" while the turn that asked the question
+// is still winding down — is sent again after a backoff: the delegation
+// completes, and the remote got the refused sends and the accepted one.
+// Before, the refusal ended the delegation stream_interrupted.
+func TestAnswerRefusedAsBusyIsSentAgain(t *testing.T) {
+	dt.CheckLeaks(t)
+	for _, tc := range []struct {
+		name      string
+		streaming bool
+	}{{"streaming", true}, {"polling", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := dt.Fake(t, fakea2a.Options{Name: "research", Streaming: tc.streaming, BusyFollowUps: 2, Behavior: fakea2a.Script(fakea2a.Steps(
+				fakea2a.InputRequired("Which year?"), fakea2a.TextChunks("Report for 2024."), fakea2a.Completed(""))...)})
+			e := env.NewEnv(t, []registry.RemoteAgentSpec{dt.SpecFor("research", srv, func(s *registry.RemoteAgentSpec) { s.Policy.AllowInputRequired = true })})
+			rec := e.Record(t, "run-busy")
+			done := make(chan delegation.Result, 1)
+			go func() {
+				done <- e.D.Delegate(dt.Ctx(t), delegator.Request{RunID: "run-busy", Agent: "research", Objective: "Write the yearly report."})
+			}()
+			answerEach(t, e, rec, "run-busy", "2024")
+			res := <-done
+			if res.Status != delegation.StatusCompleted || res.Summary != "Report for 2024." {
+				t.Fatalf("result %+v err %+v\nlog:\n%s", res, res.Error, e.Logs.String())
+			}
+			dt.CheckLifecycle(t, rec.WaitTerminals(t, 1))
+			method := "SendMessage"
+			if tc.streaming {
+				method = "SendStreamingMessage"
+			}
+			// The task's first message, then the answer three times.
+			if n := len(srv.RequestsFor(method)); n != 4 {
+				t.Errorf("%d %s calls, want 4: the task, and the answer refused twice then accepted", n, method)
+			}
+		})
 	}
 }
