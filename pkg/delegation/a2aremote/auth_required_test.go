@@ -5,9 +5,9 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	env "github.com/seed0634/agentadaptor/internal/testkit/delegationenv"
 	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"

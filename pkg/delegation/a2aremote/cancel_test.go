@@ -7,9 +7,9 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	env "github.com/seed0634/agentadaptor/internal/testkit/delegationenv"
 	dt "github.com/seed0634/agentadaptor/internal/testkit/delegationtest"
+	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/audit"
 	"github.com/seed0634/agentadaptor/pkg/delegation/delegator"
@@ -33,7 +33,9 @@ func delegateThenCancel(t *testing.T, e *env.Env, runID string) delegation.Resul
 	ctx, cancel := context.WithCancel(dt.Ctx(t))
 	defer cancel()
 	done := make(chan delegation.Result, 1)
-	go func() { done <- e.D.Delegate(ctx, delegator.Request{RunID: runID, Agent: "research", Objective: "work"}) }()
+	go func() {
+		done <- e.D.Delegate(ctx, delegator.Request{RunID: runID, Agent: "research", Objective: "work"})
+	}()
 	rec.WaitKind(t, delegation.DelegationStatus, "working")
 	cancel()
 	return <-done
