@@ -311,6 +311,16 @@ func closeRun(t *testing.T, bus delegation.EventBus) {
 	if late := collect(t, bus.SubscribeRun(context.Background(), "run")); len(late) != 0 {
 		t.Fatalf("a subscriber of a closed run got %d events", len(late))
 	}
+	// A run closed before anyone subscribed: whatever a later subscriber
+	// gets of it, nothing published after CloseRun is among it.
+	bus.Publish(event("run-b", "del-1", delegation.DelegationStarted))
+	bus.CloseRun("run-b")
+	bus.Publish(status("run-b", "del-1", "late"))
+	for _, ev := range collect(t, bus.SubscribeRun(context.Background(), "run-b")) {
+		if ev.Text == "late" {
+			t.Fatal("an event published after CloseRun reached a subscriber that came later")
+		}
+	}
 }
 
 // slowSubscriberText: under a subscriber that reads nothing until the run
