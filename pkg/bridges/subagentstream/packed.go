@@ -65,12 +65,34 @@ type packedBlock struct {
 	state *openState
 }
 
-// Flate state is large (hundreds of KiB to compress): it is reused across
-// streams rather than allocated for every block.
+// A flate writer is about 1.2 MB to allocate, and live streams pack a
+// block every few dozen frames: writers are kept in a small free list that
+// garbage collection does not empty (a sync.Pool would, and under load the
+// host would allocate one for most blocks). Readers are small.
 var (
-	packers      = sync.Pool{New: func() any { return new(packer) }}
+	idlePackers  = make(chan *packer, maxIdlePackers)
 	flateReaders = sync.Pool{New: func() any { return flate.NewReader(nil) }}
 )
+
+// maxIdlePackers bounds the writers kept: packing is short and seldom runs
+// on more goroutines at once than the host has cores.
+const maxIdlePackers = 4
+
+func getPacker() *packer {
+	select {
+	case pk := <-idlePackers:
+		return pk
+	default:
+		return new(packer)
+	}
+}
+
+func putPacker(pk *packer) {
+	select {
+	case idlePackers <- pk:
+	default:
+	}
+}
 
 // packer compresses one block at a time.
 type packer struct {
@@ -94,8 +116,8 @@ type packedPart struct {
 // distinct types, a frame of 4 GiB): they are then kept as they are.
 func packFrames(frames []*Frame, st *openState, maxBlock int) *packedPart {
 	p := &packedPart{typ: make([]uint8, len(frames)), size: make([]uint32, len(frames))}
-	pk := packers.Get().(*packer)
-	defer packers.Put(pk)
+	pk := getPacker()
+	defer putPacker(pk)
 	first, raw := 0, 0
 	var start *openState
 	begin := func(i int) {
