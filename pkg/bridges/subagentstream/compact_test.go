@@ -176,9 +176,10 @@ func TestPackedLogAnswersLikeTheLog(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := testStream(Options{Mode: tc.mode, ReplayFrames: tc.replayFrames})
+			s.packAt = -1 // the log as it was, packed only when the stream ends
 			feedRun(s, tc.deltas, tc.size, false)
 			s.finish(false)
-			if s.packed != nil {
+			if s.packed.len() != 0 {
 				t.Fatal("finish(false) packed the log")
 			}
 			last, first := s.lastID, s.firstID
@@ -192,7 +193,7 @@ func TestPackedLogAnswersLikeTheLog(t *testing.T) {
 				want[c] = answerAt(t, s.Stream, c)
 			}
 			s.compact()
-			if s.packed == nil || s.log != nil {
+			if s.packed.len() == 0 || s.log != nil {
 				t.Fatal("the ended stream's log was not packed")
 			}
 			if tc.size > 1000 && len(s.packed.blocks) < 2 {
@@ -219,6 +220,7 @@ func TestPackedLogAnswersLikeTheLog(t *testing.T) {
 // stream ended, or joined before its log was packed, read on unchanged.
 func TestPackingKeepsSubscribersGoing(t *testing.T) {
 	s := testStream(Options{Mode: ModeStandard})
+	s.packAt = -1 // packed only when the stream ends
 	live, _ := s.Subscribe(0)
 	feedRun(s, 60, 2000, true)
 	all := make([]Frame, 0, len(s.log))
@@ -241,7 +243,7 @@ func TestPackingKeepsSubscribersGoing(t *testing.T) {
 	s.finish(false)
 	joined, _ := s.Subscribe(0) // joined after the end, before packing
 	s.compact()
-	if s.packed == nil {
+	if s.packed.len() == 0 || len(s.log) != 0 {
 		t.Fatal("not packed")
 	}
 	sameAnswer(t, 0, answer{frames: append(half, readSub(t, live)...)}, answer{frames: all})
@@ -260,14 +262,17 @@ func TestPackingKeepsSubscribersGoing(t *testing.T) {
 }
 
 // TestMirrorPacksWhenTheRunEnds: a Mirror ended by End or Abort packs its
-// log and answers as before; Stop does not pack.
+// log and answers as before; Stop does not pack (what a live mirror packed
+// as it went stays packed).
 func TestMirrorPacksWhenTheRunEnds(t *testing.T) {
 	src := testStream(Options{})
+	src.packAt = -1
 	feedRun(src, 60, 2000, false)
 	frames := src.log
 	last := src.lastID
-	mirror := func() *Mirror {
+	mirror := func(packAt int) *Mirror {
 		m := NewMirror("th-1", "run-1", Options{Clock: src.Stream.opts.Clock})
+		m.s.packAt = packAt
 		for _, f := range frames {
 			if err := m.Append(f.ID, f.Type, f.Data); err != nil {
 				t.Fatal(err)
@@ -275,14 +280,14 @@ func TestMirrorPacksWhenTheRunEnds(t *testing.T) {
 		}
 		return m
 	}
-	stopped := mirror()
+	stopped := mirror(-1)
 	stopped.Stop()
-	if stopped.s.packed != nil {
+	if stopped.s.packed.len() != 0 {
 		t.Fatal("Stop packed the log")
 	}
-	ended := mirror()
+	ended := mirror(0)
 	ended.End(last)
-	if ended.s.packed == nil {
+	if ended.s.packed.len() == 0 || len(ended.s.log) != 0 {
 		t.Fatal("End did not pack the log")
 	}
 	for c := range last + 2 {
@@ -295,10 +300,11 @@ func TestMirrorPacksWhenTheRunEnds(t *testing.T) {
 		_ = cut.Append(f.ID, f.Type, f.Data)
 	}
 	abort := cut.Abort("host_lost", "the host was lost")
-	if cut.s.packed == nil {
+	if cut.s.packed.len() == 0 || len(cut.s.log) != 0 {
 		t.Fatal("Abort did not pack the log")
 	}
 	ref := NewMirror("th-1", "run-1", Options{Clock: src.Stream.opts.Clock})
+	ref.s.packAt = -1
 	for _, f := range append(frames[:len(frames)/2:len(frames)/2], abort...) {
 		_ = ref.Append(f.ID, f.Type, f.Data)
 	}
@@ -338,8 +344,10 @@ func retained(n int, build func() *mergedStream) (before, after float64) {
 // benchmark (bench/e2e): the parent's run and tool call around a
 // delegation of chunks text deltas of 48 bytes, with the identity a real
 // A2A delegation carries; chunk text is the benchmark's (padding and a
-// marker) or prose.
-func benchRun(chunks int, benchText bool) func() *mergedStream {
+// marker) or prose. packAt is the stream's (-1: its log is packed only
+// when it ends); open leaves the delegation and the run open after the
+// chunks, as they are while the delegation streams.
+func benchRun(chunks int, benchText bool, packAt int, open bool) func() *mergedStream {
 	seq := 0
 	return func() *mergedStream {
 		seq++
@@ -349,6 +357,7 @@ func benchRun(chunks int, benchText bool) func() *mergedStream {
 		}
 		runID := uuid()
 		s := merged(makeStream("thread-"+uuid(), runID, Options{}))
+		s.packAt = packAt
 		call := "toolu_" + uuid()
 		s.onParent(events.NewRunStartedEvent(s.threadID, runID))
 		s.onParent(events.NewToolCallStartEvent(call, "mcp__agentadaptor__delegate_to_agent"))
@@ -376,6 +385,9 @@ func benchRun(chunks int, benchText bool) func() *mergedStream {
 			}
 			send(3+i, delegation.DelegationTextDelta, func(e *delegation.DelegationEvent) { e.RemoteMessageID, e.Delta = "assistant-output", text })
 		}
+		if open {
+			return s
+		}
 		send(3+chunks, delegation.DelegationTextEnd, func(e *delegation.DelegationEvent) { e.RemoteMessageID = "assistant-output" })
 		send(4+chunks, delegation.DelegationFinished, nil)
 		s.onParent(events.NewToolCallResultEvent("result-"+call, call, `{"status":"completed"}`))
@@ -402,7 +414,7 @@ func BenchmarkRetainedEndedRun(b *testing.B) {
 		b.Run(fmt.Sprintf("chunks=%d/text=%s", tc.chunks, text), func(b *testing.B) {
 			var before, after float64
 			for b.Loop() {
-				before, after = retained(tc.runs, benchRun(tc.chunks, tc.benchText))
+				before, after = retained(tc.runs, benchRun(tc.chunks, tc.benchText, -1, false))
 			}
 			b.ReportMetric(before, "B/run-log")
 			b.ReportMetric(after, "B/run-packed")
@@ -416,10 +428,10 @@ func BenchmarkRetainedEndedRun(b *testing.B) {
 func BenchmarkPackLog(b *testing.B) {
 	for _, chunks := range []int{50, 20000} {
 		b.Run(fmt.Sprintf("chunks=%d", chunks), func(b *testing.B) {
-			s := benchRun(chunks, false)()
+			s := benchRun(chunks, false, -1, false)()
 			b.SetBytes(int64(s.logBytes))
 			for b.Loop() {
-				packLog(s.log)
+				packFrames(s.log, newOpenState(), packBlockBytes)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(s.log)), "ns/frame")
 		})
@@ -431,7 +443,7 @@ func BenchmarkPackLog(b *testing.B) {
 func BenchmarkReplayEnded(b *testing.B) {
 	for _, packed := range []bool{false, true} {
 		b.Run(fmt.Sprintf("packed=%v", packed), func(b *testing.B) {
-			s := benchRun(20000, false)()
+			s := benchRun(20000, false, -1, false)()
 			s.finish(packed)
 			b.SetBytes(int64(s.logBytes))
 			for b.Loop() {

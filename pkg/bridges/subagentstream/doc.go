@@ -40,9 +40,13 @@
 // subagents): it validates on its own. A cursor older than the log gets a
 // stream.replay_gap marker after the re-opening of the log's first state; the
 // terminal event is never replayed partially. Malformed cursors are 400,
-// unknown runs or cursors 404, a complete stream 204. When a stream ends its
-// log is packed for the stream's retention (compressed blocks and an index
-// instead of one struct per frame), with the same answers.
+// unknown runs or cursors 404, a complete stream 204. The log is packed as
+// it grows: only a short tail of the newest frames is kept as one struct
+// per frame; older ones are in compressed blocks with an index and the
+// open state at each block's start, and the tail is packed too when the
+// stream ends. The answers are the same; a subscriber decompresses what it
+// replays one block at a time, without the stream's lock. ReplayFrames and
+// ReplayBytes bound the log by frames and uncompressed JSON bytes.
 //
 // # Backpressure (docs/design.md#backpressure)
 //

@@ -100,10 +100,10 @@ func (s *Stream) endJournal() {
 	s.mu.Lock()
 	var last events.EventType
 	switch {
-	case s.packed != nil:
-		last = s.packed.frameType(s.packed.len() - 1)
 	case len(s.log) > 0:
 		last = s.log[len(s.log)-1].Type
+	case s.packed.len() > 0:
+		last = s.packed.frameType(s.packed.len() - 1)
 	}
 	s.mu.Unlock()
 	j.End(isTerminalType(last))
@@ -433,7 +433,7 @@ func (m *Mirror) Closing(code, message string, at time.Time) []*Frame {
 func (m *Mirror) closingLocked(code, message string, at time.Time, startEmpty bool) []events.Event {
 	s := m.s
 	s.mu.Lock()
-	st := s.base.clone()
+	st := s.tailBase.clone()
 	for _, f := range s.log {
 		st.applyFrame(f)
 	}

@@ -3,6 +3,7 @@ package subagentstream
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -66,7 +67,10 @@ type Options struct {
 	// HoldTimeout bounds how long a parent TOOL_CALL_RESULT or terminal
 	// event waits for an open subagent's terminal event.
 	HoldTimeout time.Duration
-	// ReplayFrames and ReplayBytes bound the per-run replay buffer.
+	// ReplayFrames and ReplayBytes bound the per-run replay log by its
+	// number of frames and their JSON bytes, uncompressed: the log is
+	// packed as it grows (docs/design.md#replay-and-reconnect), so it
+	// holds much less memory than ReplayBytes.
 	ReplayFrames int
 	ReplayBytes  int
 	// SubscriberBuffer is the queue length beyond which a subscriber's text
@@ -206,7 +210,7 @@ func (d *deltaInfo) reframe(s *Stream, text string) *Frame {
 }
 
 // Stream is one run's merged AG-UI stream: its frames with a global
-// cursor, a bounded replay log (packed once the stream has ended) and the
+// cursor, a bounded replay log (packed as it grows, packed.go) and the
 // subscribers it fans frames out to. Its merge goroutine (a merger, started
 // by start) appends the frames; a Mirror appends another process's. Its
 // identity and options never change; everything else is guarded by mu.
@@ -217,19 +221,32 @@ type Stream struct {
 	runID    string // AG-UI runId
 	sdkRunID string
 
-	mu       sync.Mutex
-	log      []*Frame
-	logBytes int
-	// packed replaces log once the stream has ended (packed.go): the same
-	// frames, compacted for the stream's retention.
-	packed  *packedLog
-	base    *openState // state before log[0]
-	firstID uint64     // id of log[0]
-	lastID  uint64
-	subs    map[*Subscriber]struct{}
-	ended   bool
-	done    chan struct{} // closed once, by whoever ends the stream (its merge goroutine, or its Mirror)
-	grown   chan struct{} // closed by the next append; made by waitID, nil when nobody waits
+	mu sync.Mutex
+	// The replay log is the frames firstID..lastID: those before tailID
+	// packed (packed.go), the rest, the tail, in log. logBytes is the JSON
+	// of firstID..lastID, uncompressed (what ReplayBytes bounds), tailBytes
+	// that of the tail.
+	log       []*Frame
+	logBytes  int
+	tailBytes int
+	// packed holds the frames from packed.first up to the tail; those
+	// before firstID are trimmed, and kept until their block goes.
+	packed packedLog
+	// tailBase is what is open before log[0] (nil once an ended stream's
+	// log is all packed).
+	tailBase *openState
+	firstID  uint64 // the first frame of the log
+	// packAt is the tail's JSON bytes at which it is packed (0: the
+	// default; negative: only when the stream ends, as tests compare);
+	// unpackable is set when the log cannot be packed (more than 256
+	// frame types): it is then kept as it is.
+	packAt     int
+	unpackable bool
+	lastID     uint64
+	subs       map[*Subscriber]struct{}
+	ended      bool
+	done       chan struct{} // closed once, by whoever ends the stream (its merge goroutine, or its Mirror)
+	grown      chan struct{} // closed by the next append; made by waitID, nil when nobody waits
 }
 
 // newStream returns the stream of a started run; start begins merging it.
@@ -245,7 +262,7 @@ func makeStream(threadID, runID string, opts Options) *Stream {
 	opts.defaults()
 	return &Stream{
 		opts: opts, threadID: threadID, runID: runID,
-		base: newOpenState(), firstID: 1, subs: map[*Subscriber]struct{}{}, done: make(chan struct{}),
+		tailBase: newOpenState(), firstID: 1, subs: map[*Subscriber]struct{}{}, done: make(chan struct{}),
 	}
 }
 
@@ -293,24 +310,61 @@ func (s *Stream) finish(compact bool) {
 	}
 }
 
-// compact packs the replay log of an ended stream (packed.go). Nothing is
-// appended to an ended stream, so the log is read outside the lock (as
-// Subscribe reads it under the lock: both only read), and only the swap
-// takes the lock. Frames that subscribers still have queued stay theirs.
+// compact packs what remains unpacked of the replay log of an ended stream
+// (packed.go), for its retention. Frames that subscribers still have
+// queued stay theirs.
 func (s *Stream) compact() {
+	s.packTail(true)
+}
+
+// packTail moves the log's tail into its packed prefix: when the stream
+// ends (final), or while it is live once the tail has grown past its
+// threshold. It runs on the goroutine that appends (or ended the stream),
+// so that nothing else changes the log meanwhile; the frames are
+// compressed outside the lock, which only the swap takes.
+func (s *Stream) packTail(final bool) {
 	s.mu.Lock()
-	log, ok := s.log, s.ended && s.packed == nil
-	s.mu.Unlock()
-	if !ok || len(log) == 0 {
+	ok := s.ended && len(s.log) > 0
+	if !final {
+		ok = s.tailFull()
+	}
+	if !ok || s.unpackable {
+		s.mu.Unlock()
 		return
 	}
-	p := packLog(log)
-	if p == nil {
+	frames := slices.Clone(s.log)
+	st := s.tailBase.clone()
+	s.mu.Unlock()
+	maxBlock := packBlockBytes
+	if !final {
+		maxBlock = 1<<31 - 1 // one block: the tail is about a block's worth
+	}
+	part := packFrames(frames, st, maxBlock)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.log) < len(frames) || s.log[0] != frames[0] || s.log[len(frames)-1] != frames[len(frames)-1] {
+		return // cannot happen: only this goroutine changes the log
+	}
+	if part == nil || !s.packed.add(part) {
+		s.unpackable = true
 		return
 	}
-	s.mu.Lock()
-	s.packed, s.log = p, nil
-	s.mu.Unlock()
+	n := len(frames)
+	clear(s.log[:n])
+	if n == len(s.log) {
+		s.log = s.log[:0] // reuse the array from its start
+	} else {
+		s.log = s.log[n:]
+	}
+	for _, f := range frames {
+		s.tailBytes -= len(f.Data)
+	}
+	s.tailBase = part.end
+	if final && len(s.log) == 0 {
+		// Nothing reads the state at the end of an ended stream: every
+		// cursor a subscriber may still give is before it.
+		s.log, s.tailBase = nil, nil
+	}
 }
 
 func (s *Stream) frame(ev events.Event) *Frame {
@@ -338,13 +392,9 @@ func (s *Stream) append(f *Frame) {
 	f.ID = s.lastID
 	s.log = append(s.log, f)
 	s.logBytes += len(f.Data)
-	for len(s.log) > 1 && (len(s.log) > s.opts.ReplayFrames || s.logBytes > s.opts.ReplayBytes) {
-		old := s.log[0]
-		s.base.applyFrame(old)
-		s.logBytes -= len(old.Data)
-		s.log[0] = nil
-		s.log = s.log[1:]
-		s.firstID++
+	s.tailBytes += len(f.Data)
+	for s.lastID > s.firstID && (s.lastID-s.firstID >= uint64(s.opts.ReplayFrames) || s.logBytes > s.opts.ReplayBytes) {
+		s.trimFirst()
 	}
 	var cut []*Subscriber
 	for sub := range s.subs {
@@ -360,10 +410,45 @@ func (s *Stream) append(f *Frame) {
 	if s.opts.journal != nil {
 		s.opts.journal.Append(f)
 	}
+	pack := s.tailFull()
 	s.mu.Unlock()
 	for _, sub := range cut {
 		sub.disconnect()
 	}
+	if pack {
+		s.packTail(false)
+	}
+}
+
+// tailFull reports whether a live stream's tail is to be packed.
+func (s *Stream) tailFull() bool {
+	limit := s.packAt
+	if limit == 0 {
+		limit = livePackBytes
+	}
+	return !s.ended && !s.unpackable && limit > 0 && (s.tailBytes >= limit || len(s.log) >= livePackFrames)
+}
+
+// trimFirst drops the log's first frame: from the packed prefix, whose
+// first block goes once none of its frames is left, or from the tail,
+// whose state at its start then moves past it.
+func (s *Stream) trimFirst() {
+	p := &s.packed
+	if p.len() > 0 {
+		s.logBytes -= int(p.size[s.firstID-p.first])
+		s.firstID++
+		if len(p.blocks) == 1 && s.firstID == p.first+uint64(p.len()) || len(p.blocks) > 1 && s.firstID == p.blocks[1].first {
+			p.dropBlock()
+		}
+		return
+	}
+	old := s.log[0]
+	s.tailBase.applyFrame(old)
+	s.logBytes -= len(old.Data)
+	s.tailBytes -= len(old.Data)
+	s.log[0] = nil
+	s.log = s.log[1:]
+	s.firstID++
 }
 
 // waitID waits until the stream holds frame id, ends, or ctx ends; it

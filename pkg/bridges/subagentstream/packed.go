@@ -11,47 +11,88 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 )
 
-// An ended stream is kept for Retention so that clients can reconnect
-// (docs/design.md#replay-and-reconnect), but nothing is appended to it any
-// more, nobody coalesces its frames and nobody times them: each frame's
-// struct, coalescing info and receive time only cost memory. When the
-// stream ends its replay log is therefore packed once: the frames' JSON,
-// concatenated into blocks of about packBlockBytes, each block
-// flate-compressed, plus an index of a type and a length per frame (ids are
-// consecutive from the stream's firstID). Subscribe walks the index; a
-// subscriber of an ended stream materializes its frames one block at a
-// time while it is read (replayTail), so that neither the stream nor a
-// reconnecting client holds the whole log decompressed.
+// A stream's replay log (docs/design.md#replay-and-reconnect) is kept in
+// two parts: a short tail of the newest frames, each a *Frame of its own,
+// and before it a packed prefix. Once the tail holds livePackBytes of JSON
+// (or livePackFrames frames) the appending goroutine packs it, outside the
+// stream's lock but for the swap, into one block of the prefix: the
+// frames' JSON, concatenated and flate-compressed, plus an index of a type
+// and a length per frame (ids are consecutive) and the open state at the
+// block's start. Nothing a live stream needs of a frame but its JSON
+// outlives the tail: its coalescing info serves the subscribers that
+// already hold the frame, and its receive time only frames pushed live.
+// When the stream ends its remaining tail is packed the same way. A
+// subscriber materializes packed frames one block at a time while it reads
+// them (replayTail), so that neither the stream nor a reconnecting client
+// holds the log decompressed, and decompresses without the stream's lock.
 
-// packBlockBytes is the uncompressed size after which a packed log starts
-// a new block: the most a reader decompresses at once (a single larger
-// frame is a block of its own).
+// packBlockBytes is the uncompressed size after which packing an ended
+// stream's tail starts a new block: the most a reader decompresses at once
+// (a single larger frame is a block of its own).
 const packBlockBytes = 64 << 10
 
-// packedLog is an ended stream's replay log, packed. It is immutable: any
-// number of readers use it at once without the stream's lock.
+// The live tail is packed once it holds livePackBytes of JSON or
+// livePackFrames frames: what a live stream holds unpacked is about twice
+// that (each frame's struct and coalescing info besides its JSON), while
+// blocks stay large enough to compress well.
+const (
+	livePackBytes  = 24 << 10
+	livePackFrames = 128
+)
+
+// packedLog is a replay log's packed prefix: the frames from id first on.
+// The stream appends blocks to it and drops blocks from its front, under
+// its lock; readers take a copy of the struct (under the lock) and read it
+// without the lock: appending writes past a copy's length only, dropping
+// reslices, and a block never changes once appended.
 type packedLog struct {
 	types  []events.EventType // the distinct frame types
-	typ    []uint8            // frame i's type, an index into types
-	size   []uint32           // the length of frame i's JSON
+	typ    []uint8            // frame first+i's type, an index into types
+	size   []uint32           // the length of frame first+i's JSON
+	first  uint64             // the id of the first frame
 	blocks []packedBlock
 }
 
-// packedBlock holds the JSON of the frames from first up to the next
+// packedBlock holds the JSON of the frames from id first up to the next
 // block's first, concatenated.
 type packedBlock struct {
-	first  int
+	first  uint64
 	raw    int    // the length of the concatenated JSON
 	stored bool   // data is the JSON itself (it did not compress)
 	data   []byte // the JSON, flate-compressed unless stored
+	// state is what is open before the block's first frame; never
+	// changed (readers clone it).
+	state *openState
 }
 
-// Flate state is large (hundreds of KiB to compress): it is reused across
-// streams rather than allocated for every one that ends.
+// A flate writer is about 1.2 MB to allocate, and live streams pack a
+// block every few dozen frames: writers are kept in a small free list that
+// garbage collection does not empty (a sync.Pool would, and under load the
+// host would allocate one for most blocks). Readers are small.
 var (
-	packers      = sync.Pool{New: func() any { return new(packer) }}
+	idlePackers  = make(chan *packer, maxIdlePackers)
 	flateReaders = sync.Pool{New: func() any { return flate.NewReader(nil) }}
 )
+
+// maxIdlePackers bounds the writers kept: packing is short and seldom runs
+// on more goroutines at once than the host has cores.
+const maxIdlePackers = 4
+
+func getPacker() *packer {
+	select {
+	case pk := <-idlePackers:
+		return pk
+	default:
+		return new(packer)
+	}
+}
+
+func putPacker(pk *packer) {
+	select {
+	case idlePackers <- pk:
+	default:
+	}
+}
 
 // packer compresses one block at a time.
 type packer struct {
@@ -59,16 +100,29 @@ type packer struct {
 	out bytes.Buffer
 }
 
-// packLog packs the frames of a log (their ids consecutive). It returns
-// nil when the frames cannot be packed (more than 256 distinct types, a
-// frame of 4 GiB): the log is then kept as it is.
-func packLog(log []*Frame) *packedLog {
-	p := &packedLog{typ: make([]uint8, len(log)), size: make([]uint32, len(log))}
-	pk := packers.Get().(*packer)
-	defer packers.Put(pk)
+// packedPart is frames packed and not yet added to a log: blocks and
+// their index, with types of its own.
+type packedPart struct {
+	types  []events.EventType
+	typ    []uint8
+	size   []uint32
+	blocks []packedBlock
+	end    *openState // what is open after the last frame
+}
+
+// packFrames packs frames (their ids consecutive) into blocks of at most
+// maxBlock bytes of JSON; st is what is open before the first frame, and is
+// consumed. It returns nil when the frames cannot be packed (more than 256
+// distinct types, a frame of 4 GiB): they are then kept as they are.
+func packFrames(frames []*Frame, st *openState, maxBlock int) *packedPart {
+	p := &packedPart{typ: make([]uint8, len(frames)), size: make([]uint32, len(frames))}
+	pk := getPacker()
+	defer putPacker(pk)
 	first, raw := 0, 0
+	var start *openState
 	begin := func(i int) {
 		first, raw = i, 0
+		start = st.clone()
 		pk.out.Reset()
 		if pk.w == nil {
 			pk.w, _ = flate.NewWriter(&pk.out, flate.BestSpeed) // a valid level: no error
@@ -81,12 +135,12 @@ func packLog(log []*Frame) *packedLog {
 			return
 		}
 		_ = pk.w.Close() // writes to a bytes.Buffer: no error
-		b := packedBlock{first: first, raw: raw}
+		b := packedBlock{first: frames[first].ID, raw: raw, state: start}
 		if pk.out.Len() < raw {
 			b.data = bytes.Clone(pk.out.Bytes())
 		} else {
 			b.data, b.stored = make([]byte, 0, raw), true
-			for _, f := range log[first:i] {
+			for _, f := range frames[first:i] {
 				b.data = append(b.data, f.Data...)
 			}
 		}
@@ -94,7 +148,7 @@ func packLog(log []*Frame) *packedLog {
 	}
 	begin(0)
 	t := -1
-	for i, f := range log {
+	for i, f := range frames {
 		if t < 0 || p.types[t] != f.Type {
 			t = slices.Index(p.types, f.Type)
 			if t < 0 {
@@ -108,24 +162,81 @@ func packLog(log []*Frame) *packedLog {
 		if uint64(len(f.Data)) > 1<<32-1 {
 			return nil
 		}
-		if raw > 0 && raw+len(f.Data) > packBlockBytes {
+		if raw > 0 && raw+len(f.Data) > maxBlock {
 			end(i)
 			begin(i)
 		}
 		p.typ[i], p.size[i] = uint8(t), uint32(len(f.Data))
 		_, _ = pk.w.Write(f.Data)
 		raw += len(f.Data)
+		st.applyFrame(f)
 	}
-	end(len(log))
-	p.types, p.blocks = slices.Clone(p.types), slices.Clone(p.blocks)
+	end(len(frames))
+	p.end = st
 	return p
+}
+
+// add appends a part whose first frame is the log's next; it reports
+// false (and changes nothing) when the log would have more than 256
+// distinct types.
+func (p *packedLog) add(part *packedPart) bool {
+	remap := make([]uint8, len(part.types))
+	types := p.types
+	for i, t := range part.types {
+		j := slices.Index(types, t)
+		if j < 0 {
+			if len(types) == 256 {
+				return false
+			}
+			j = len(types)
+			types = append(types, t)
+		}
+		remap[i] = uint8(j)
+	}
+	if p.len() == 0 {
+		p.first = part.blocks[0].first
+	}
+	p.types = types
+	for _, t := range part.typ {
+		p.typ = append(p.typ, remap[t])
+	}
+	p.size = append(p.size, part.size...)
+	p.blocks = append(p.blocks, part.blocks...)
+	return true
+}
+
+// dropBlock forgets the first block and its frames.
+func (p *packedLog) dropBlock() {
+	n := p.len()
+	if len(p.blocks) > 1 {
+		n = int(p.blocks[1].first - p.first)
+	}
+	p.typ, p.size, p.blocks = p.typ[n:], p.size[n:], p.blocks[1:]
+	p.first += uint64(n)
 }
 
 // len returns the number of frames.
 func (p *packedLog) len() int { return len(p.typ) }
 
-// frameType returns frame i's type.
+// frameType returns the type of the log's frame i (id first+i).
 func (p *packedLog) frameType(i int) events.EventType { return p.types[p.typ[i]] }
+
+// block returns the index of the block holding frame id.
+func (p *packedLog) block(id uint64) int {
+	b, found := slices.BinarySearchFunc(p.blocks, id, func(b packedBlock, id uint64) int {
+		switch {
+		case b.first < id:
+			return -1
+		case b.first > id:
+			return 1
+		}
+		return 0
+	})
+	if !found {
+		b--
+	}
+	return b
+}
 
 // unpack returns block b's JSON, in a buffer of its own (frames handed out
 // keep it).
@@ -146,23 +257,41 @@ func (p *packedLog) unpack(b int) ([]byte, error) {
 	return buf, nil
 }
 
-// packedCursor reads a packed log's frames in order, from frame i on.
+// packedCursor reads a packed log's frames in order. It is owned by one
+// reader; p is its own copy of the log.
 type packedCursor struct {
-	p   *packedLog
-	i   int    // the next frame
+	p   packedLog
+	i   int    // the next frame (id p.first+i)
 	blk int    // the block holding frame i
 	off int    // frame i's offset in its block
 	buf []byte // block blk's JSON; nil until needed
 }
 
+// cursorAt returns a cursor at the start of the block holding frame id,
+// and the open state there (a copy of its own).
+func (p *packedLog) cursorAt(id uint64) (*packedCursor, *openState) {
+	b := p.block(id)
+	blk := &p.blocks[b]
+	return &packedCursor{p: *p, i: int(blk.first - p.first), blk: b}, blk.state.clone()
+}
+
+// load makes sure block blk's JSON is at hand.
+func (c *packedCursor) load() error {
+	if c.buf != nil {
+		return nil
+	}
+	buf, err := c.p.unpack(c.blk)
+	if err != nil {
+		return err
+	}
+	c.buf = buf
+	return nil
+}
+
 // data returns frame i's JSON (capped: appending to it copies).
 func (c *packedCursor) data() ([]byte, error) {
-	if c.buf == nil {
-		buf, err := c.p.unpack(c.blk)
-		if err != nil {
-			return nil, err
-		}
-		c.buf = buf
+	if err := c.load(); err != nil {
+		return nil, err
 	}
 	end := c.off + int(c.p.size[c.i])
 	return c.buf[c.off:end:end], nil
@@ -172,16 +301,15 @@ func (c *packedCursor) data() ([]byte, error) {
 func (c *packedCursor) advance() {
 	c.off += int(c.p.size[c.i])
 	c.i++
-	if c.blk+1 < len(c.p.blocks) && c.p.blocks[c.blk+1].first == c.i {
+	if c.blk+1 < len(c.p.blocks) && c.p.blocks[c.blk+1].first == c.p.first+uint64(c.i) {
 		c.blk, c.off, c.buf = c.blk+1, 0, nil
 	}
 }
 
-// applyTo applies the frames before frame n to st (reading only the
-// blocks that hold a frame that changes what is open) and leaves the
-// cursor at frame n.
-func (c *packedCursor) applyTo(st *openState, n int) error {
-	for c.i < n {
+// applyTo applies the frames before id to st (reading the block only if a
+// frame changes what is open) and leaves the cursor at frame id.
+func (c *packedCursor) applyTo(st *openState, id uint64) error {
+	for n := int(id - c.p.first); c.i < n; {
 		var data []byte
 		if t := c.p.frameType(c.i); stateEvent(t) != nil {
 			d, err := c.data()
@@ -196,22 +324,19 @@ func (c *packedCursor) applyTo(st *openState, n int) error {
 	return nil
 }
 
-// replayTail is what a subscriber of an ended, packed stream still has to
-// read of its log: frames are materialized as they are taken.
+// replayTail is what a subscriber still has to read of the packed prefix
+// of the log it joined: frames are materialized as they are taken.
 type replayTail struct {
-	packedCursor
-	firstID uint64 // the id of the log's frame 0
-	s       *Stream
+	*packedCursor
+	s *Stream
 }
 
-// packedTail returns a reader of the stream's packed log from its first
-// frame.
-func (s *Stream) packedTail() *replayTail {
-	return &replayTail{packedCursor: packedCursor{p: s.packed}, firstID: s.firstID, s: s}
-}
+// needsBlock reports whether the next frame's block is still to be
+// decompressed (load, which a subscriber does without its lock).
+func (r *replayTail) needsBlock() bool { return r.i < r.p.len() && r.buf == nil }
 
 // next returns the next frame; nil at the end of the log (or when a block
-// does not unpack, which cannot happen to a block packLog wrote: it is
+// does not unpack, which cannot happen to a block packFrames wrote: it is
 // logged and the replay ends there).
 func (r *replayTail) next() *Frame {
 	if r.i >= r.p.len() {
@@ -219,11 +344,11 @@ func (r *replayTail) next() *Frame {
 	}
 	data, err := r.data()
 	if err != nil {
-		r.s.opts.Logger.Error("subagentstream: replay cut short", "run_id", r.s.runID, "id", r.firstID+uint64(r.i), "err", err)
+		r.s.opts.Logger.Error("subagentstream: replay cut short", "run_id", r.s.runID, "id", r.p.first+uint64(r.i), "err", err)
 		r.i = r.p.len()
 		return nil
 	}
-	f := &Frame{ID: r.firstID + uint64(r.i), Type: r.p.frameType(r.i), Data: data}
+	f := &Frame{ID: r.p.first + uint64(r.i), Type: r.p.frameType(r.i), Data: data}
 	r.advance()
 	return f
 }

@@ -43,12 +43,15 @@ type Subscriber struct {
 	// joined: frames up to it are replayed, not relayed live.
 	replayed uint64
 
-	mu    sync.Mutex
+	mu sync.Mutex
+	// A subscriber reads pre, then tail, then queue. pre are the frames
+	// that re-open what was open at its cursor; tail is what it still has
+	// to read of the log's packed prefix (its frames are made as they are
+	// taken); queue holds the frames of the log's unpacked tail when it
+	// joined, then those pushed live.
+	pre   []*Frame
+	tail  *replayTail
 	queue []*Frame
-	// tail, for a subscriber of a packed (ended) stream, is the part of
-	// its log still to read after queue; its frames are made as they are
-	// taken.
-	tail *replayTail
 	// volBytes is the delta text queued live (replayed frames are the
 	// log's and not counted), bounded by maxBytes.
 	volBytes int
@@ -71,73 +74,91 @@ type Subscriber struct {
 // cursor (0: from the start), preceded, for a resumed stream, by frames
 // (without ids) that re-open what was open at the cursor, and by a
 // stream.replay_gap marker when the cursor is older than the replay buffer.
-// An ended stream answers exactly as it did before its log was packed.
+// Whether the frames are in the log's packed prefix, its tail, or packed
+// since the stream ended, the answer is the same.
 func (s *Stream) Subscribe(after uint64) (*Subscriber, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if after > s.lastID {
+		s.mu.Unlock()
 		return nil, fmt.Errorf("%w: %d is beyond the last event %d of run %s", ErrUnknownCursor, after, s.lastID, s.runID)
 	}
 	if s.ended && after == s.lastID {
+		s.mu.Unlock()
 		return nil, fmt.Errorf("%w: run %s ended at event %d", ErrComplete, s.runID, s.lastID)
 	}
 	sub := &Subscriber{s: s, buffer: s.opts.SubscriberBuffer, maxBytes: s.opts.SubscriberMaxBytes, maxQueued: s.opts.SubscriberMaxQueued,
 		maxQueuedBytes: s.opts.SubscriberMaxQueuedBytes, replayed: s.lastID, dropped: map[string]int{}, wake: make(chan struct{}, 1)}
-	start := 0
-	var tail *replayTail // the packed log from start (packed.go)
+	// The subscriber reads the log from id from on, after the re-opening
+	// of what is open before id reopenAt (none for 0), and a gap marker.
+	from, reopenAt, gap := after+1, after+1, false
 	switch {
 	case after == 0 && s.firstID == 1:
-		// A fresh subscriber: everything, as it was emitted.
+		reopenAt = 0 // a fresh subscriber: everything, as it was emitted
 	case after+1 < s.firstID:
-		// Older than the buffer: re-open the state at its start, mark the gap.
-		at := s.opts.Clock()
-		for _, ev := range s.base.reopen(at, s.threadID, s.runID) {
-			if f := s.frame(ev); f != nil {
-				sub.queue = append(sub.queue, f)
-			}
-		}
-		gap := agui.NewCustomEvent(EventReplayGap, map[string]any{"from": after + 1, "to": s.firstID - 1}, at)
-		if f := s.frame(gap); f != nil {
-			sub.queue = append(sub.queue, f)
-		}
-	default:
-		st := s.base.clone()
-		if s.packed != nil {
-			start = int(after + 1 - s.firstID)
-			tail = s.packedTail()
-			if err := tail.applyTo(st, start); err != nil {
-				return nil, fmt.Errorf("subagentstream: replaying run %s: %w", s.runID, err)
-			}
-		}
-		for _, f := range s.log {
-			if f.ID > after {
-				break
-			}
+		from, reopenAt, gap = s.firstID, s.firstID, true // older than the log
+	}
+	tailID := s.lastID + 1 - uint64(len(s.log))
+	first := s.firstID
+	var (
+		cur *packedCursor // the packed prefix from the block holding from
+		st  *openState    // the state there, or at reopenAt when it is in the tail
+	)
+	if from < tailID {
+		cur, st = s.packed.cursorAt(from)
+	} else if reopenAt != 0 {
+		st = s.tailBase.clone()
+		for _, f := range s.log[:reopenAt-tailID] {
 			st.applyFrame(f)
-			start++
 		}
-		for _, ev := range st.reopen(s.opts.Clock(), s.threadID, s.runID) {
-			if f := s.frame(ev); f != nil {
-				sub.queue = append(sub.queue, f)
-			}
-		}
+		sub.pre = s.preamble(st, after, first, gap)
 	}
-	if s.packed != nil {
-		if tail == nil {
-			tail = s.packedTail()
-		}
-		if tail.remaining() > 0 {
-			sub.tail = tail
-		}
-	} else {
-		sub.queue = append(sub.queue, s.log[start:]...)
-	}
+	sub.queue = append(sub.queue, s.log[max(from, tailID)-tailID:]...)
 	if s.ended {
 		sub.ended = true
 	} else {
 		s.subs[sub] = struct{}{}
 	}
+	s.mu.Unlock()
+	if cur == nil {
+		return sub, nil
+	}
+	// The packed prefix: the state at the cursor and the frames after it
+	// are read without the stream's lock. The subscriber is not handed out
+	// yet: only push, which queues after them, may touch it meanwhile.
+	if err := cur.applyTo(st, from); err != nil {
+		sub.Close()
+		return nil, fmt.Errorf("subagentstream: replaying run %s: %w", s.runID, err)
+	}
+	var pre []*Frame
+	if reopenAt != 0 {
+		pre = s.preamble(st, after, first, gap)
+	}
+	sub.mu.Lock()
+	if !sub.cut {
+		sub.pre, sub.tail = pre, &replayTail{packedCursor: cur, s: s}
+	}
+	sub.mu.Unlock()
 	return sub, nil
+}
+
+// preamble returns the frames, without ids, that re-open the state st for
+// a subscriber resuming after the cursor, with a stream.replay_gap marker
+// (the log starting at first) when gap is set.
+func (s *Stream) preamble(st *openState, after, first uint64, gap bool) []*Frame {
+	at := s.opts.Clock()
+	var out []*Frame
+	for _, ev := range st.reopen(at, s.threadID, s.runID) {
+		if f := s.frame(ev); f != nil {
+			out = append(out, f)
+		}
+	}
+	if gap {
+		marker := agui.NewCustomEvent(EventReplayGap, map[string]any{"from": after + 1, "to": first - 1}, at)
+		if f := s.frame(marker); f != nil {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // push queues a live frame, coalescing or dropping deltas under pressure.
@@ -152,7 +173,7 @@ func (sub *Subscriber) push(f *Frame) (cut bool) {
 	}
 	full := sub.live >= sub.maxQueued || sub.liveBytes+len(f.Data) > sub.maxQueuedBytes
 	if d := f.delta; d != nil {
-		if len(sub.queue) >= sub.buffer && sub.coalesce(f) {
+		if sub.pendingLocked() >= sub.buffer && sub.coalesce(f) {
 			sub.signal()
 			return false
 		}
@@ -166,7 +187,7 @@ func (sub *Subscriber) push(f *Frame) (cut bool) {
 		sub.volBytes += len(d.text)
 	} else if full {
 		sub.cut = true
-		sub.queue, sub.tail, sub.live, sub.liveBytes, sub.volBytes = nil, nil, 0, 0, 0
+		sub.pre, sub.queue, sub.tail, sub.live, sub.liveBytes, sub.volBytes = nil, nil, nil, 0, 0, 0
 		clear(sub.dropped)
 		sub.signal()
 		return true
@@ -224,7 +245,9 @@ func (sub *Subscriber) Cut() bool {
 
 // coalesce merges the newest queued delta of the same delegation and message
 // into f and moves it to the tail (f keeps its newer id, so ids still
-// increase). It refuses when another event of the delegation lies between.
+// increase). It refuses when another event of the delegation lies between,
+// and when it finds none in queue (frames still to be read from the log's
+// packed prefix are not coalesced).
 func (sub *Subscriber) coalesce(f *Frame) bool {
 	d := f.delta
 	for i := len(sub.queue) - 1; i >= 0; i-- {
@@ -305,7 +328,11 @@ func (sub *Subscriber) end() {
 func (sub *Subscriber) Pending() int {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
-	n := len(sub.queue)
+	return sub.pendingLocked()
+}
+
+func (sub *Subscriber) pendingLocked() int {
+	n := len(sub.pre) + len(sub.queue)
 	if sub.tail != nil {
 		n += sub.tail.remaining()
 	}
@@ -314,20 +341,44 @@ func (sub *Subscriber) Pending() int {
 
 // take returns the next queued frame without blocking; nil when there is
 // none, with eof when none will come any more. After a nil frame without
-// eof, sub.wake fires when there may be one.
+// eof, sub.wake fires when there may be one. A block of the log's packed
+// prefix is decompressed without the subscriber's lock, which the stream
+// takes to push a frame.
 func (sub *Subscriber) take() (f *Frame, eof bool) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
-	if sub.cut {
-		return nil, true
+	for {
+		if sub.cut {
+			return nil, true
+		}
+		if len(sub.pre) > 0 {
+			f = sub.pre[0]
+			sub.pre[0] = nil
+			sub.pre = sub.pre[1:]
+			return f, false
+		}
+		t := sub.tail
+		if t == nil {
+			break
+		}
+		if t.needsBlock() {
+			// Only this reader moves t: Close and a cut let go of it.
+			sub.mu.Unlock()
+			err := t.load()
+			sub.mu.Lock()
+			if err != nil {
+				t.buf = nil // next reports it
+			}
+			if sub.tail != t {
+				continue
+			}
+		}
+		if f = t.next(); f != nil {
+			return f, false
+		}
+		sub.tail = nil
 	}
 	if len(sub.queue) == 0 {
-		if sub.tail != nil {
-			if f = sub.tail.next(); f != nil {
-				return f, false
-			}
-			sub.tail = nil
-		}
 		return nil, sub.ended || sub.closed
 	}
 	f = sub.queue[0]
@@ -377,7 +428,7 @@ func (sub *Subscriber) Close() {
 	sub.s.mu.Unlock()
 	sub.mu.Lock()
 	sub.closed = true
-	sub.queue, sub.tail = nil, nil
+	sub.pre, sub.queue, sub.tail = nil, nil, nil
 	sub.mu.Unlock()
 	sub.signal()
 }
