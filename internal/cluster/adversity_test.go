@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -247,40 +248,62 @@ func TestStarvedOwnerOneHistory(t *testing.T) {
 	own := make([][]byte, runs)
 	ids := make([]string, runs)
 	var wg sync.WaitGroup
+	var refused atomic.Int32 // 503 cluster_unavailable answers
+	var failedMu sync.Mutex
+	var failed []string // runs whose own client did not get their end
 	for i := range runs {
 		wg.Go(func() {
-			// A starved replica may answer 503 cluster_unavailable (it could
-			// not reserve the runId in time): as documented, the client
-			// retries, with a new runId, on another replica.
-			for attempt := range 3 {
+			// A replica may answer 503 cluster_unavailable (it could not
+			// reserve the runId in time: a starved replica, or NATS itself
+			// slow on a saturated machine): as documented, the client
+			// retries, with a new runId, on another replica, until the
+			// test's deadline.
+			for attempt := 0; ; attempt++ {
 				runID := fmt.Sprintf("run-s%03d-%d", i, attempt)
 				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, reps[(i+attempt)%3].url+"/agui", strings.NewReader(threadBody(runID)))
 				req.Header.Set("Content-Type", "application/json")
+				fail := func(format string, args ...any) {
+					t.Errorf(format, args...)
+					failedMu.Lock()
+					failed = append(failed, runID)
+					failedMu.Unlock()
+				}
 				resp, err := http.DefaultClient.Do(req)
 				if err != nil {
-					t.Errorf("%s: %v", runID, err)
+					fail("%s (attempt %d): %v", runID, attempt+1, err)
 					return
 				}
 				body, err := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				if resp.StatusCode == http.StatusServiceUnavailable && bytes.Contains(body, []byte("cluster_unavailable")) {
+					refused.Add(1)
+					select {
+					case <-time.After(time.Second):
+					case <-ctx.Done():
+						t.Errorf("run %d: refused until the deadline, last: %s", i, body)
+						return
+					}
 					continue
 				}
 				if err != nil || resp.StatusCode != 200 {
-					t.Errorf("%s: %d %v %s", runID, resp.StatusCode, err, body)
+					fail("%s: %d %v %s", runID, resp.StatusCode, err, body)
 					return
 				}
 				own[i], ids[i] = body, runID
 				return
 			}
-			t.Errorf("run %d: refused 3 times", i)
 		})
 	}
 	wg.Wait()
+	if len(failed) > 0 {
+		for _, p := range reps {
+			t.Logf("--- what replica %s logged about %v:\n%s", p.url, failed, linesAbout(p.log(), failed))
+		}
+	}
 	if t.Failed() {
 		t.FailNow()
 	}
-	t.Logf("every client got its run's end after %v", time.Since(began))
+	t.Logf("every client got its run's end after %v (%d attempts were refused 503 cluster_unavailable and retried)", time.Since(began), refused.Load())
 
 	// Every run's history from every replica, a few runs at a time.
 	lost := 0
@@ -327,6 +350,21 @@ func TestStarvedOwnerOneHistory(t *testing.T) {
 	t.Logf("%d remote tasks were sent a CancelTask", len(perTask))
 	noPermissionViolations(t, reps...)
 	http.DefaultClient.CloseIdleConnections()
+}
+
+// linesAbout returns the lines of a replica's log that name one of the
+// runs (their runId as a log attribute), for a failure's message.
+func linesAbout(log string, runIDs []string) string {
+	var b strings.Builder
+	for l := range strings.Lines(log) {
+		for _, id := range runIDs {
+			if strings.Contains(l, "="+id+" ") || strings.HasSuffix(strings.TrimSpace(l), "="+id) || strings.Contains(l, `"`+id+`"`) {
+				b.WriteString(l)
+				break
+			}
+		}
+	}
+	return b.String()
 }
 
 // watchersLeft is how many cleanup watchers replica p started and has not

@@ -161,6 +161,10 @@ type Cluster struct {
 	// delegation, "orphans", "record", "done") when it returns true, as if
 	// the replica died there.
 	crashAt func(step string) bool
+	// wrote, in tests, is called after each write that makes a run known
+	// ("record", "lease", "active": Reserve's, or a publisher's for a run
+	// without a reservation), as if the replica stalled there.
+	wrote func(step string)
 }
 
 // New connects to NATS (bounded by Config.ConnectTimeout), makes sure the

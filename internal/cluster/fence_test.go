@@ -11,6 +11,7 @@ import (
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
 	"github.com/seed0634/agentadaptor/internal/testkit/natstest"
@@ -179,6 +180,40 @@ func TestFencedAppendServesTheJournal(t *testing.T) {
 	}
 }
 
+// The same when another replica ended the run before any of its frames
+// was committed (its journal held nothing: a lone RUN_ERROR host_lost):
+// the owner's first append is refused, and its own client gets that
+// RUN_ERROR as the run's whole history — never nothing.
+func TestFencedFirstAppendServesTheJournal(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	ns := natstest.New(t)
+	a := leaseCluster(t, ns, "a", 5*time.Second)
+	startLeases(a)
+	b := leaseCluster(t, ns, "b", 5*time.Second)
+	r := beginRun(t, a, "run-first", true)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rec, err := b.record(ctx, r.rj.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.closeStream(ctx, r.rj.key, rec); err != nil {
+		t.Fatal(err)
+	}
+	r.append(events.NewRunStartedEvent("t-run-first", "run-first"))
+	r.append(events.NewRunFinishedEvent("t-run-first", "run-first"))
+	r.rj.End(true)
+
+	own := served(t, r.rj)
+	all := journalFrames(t, b, r.rj.key, "run-first")
+	sameFrames(t, "a's own client vs the journal", own, all)
+	if len(all) != 1 || all[0].Type != events.EventTypeRunError || !strings.Contains(string(all[0].Data), `"code":"host_lost"`) {
+		t.Fatalf("the journal must hold one RUN_ERROR host_lost: %d frames", len(all))
+	}
+	waitUntil(t, func() bool { return r.cancelled.Load() == 1 })
+}
+
 // A replica that cannot renew its lease stops publishing before the lease
 // could expire by its own clock: frames appended after that wait, and when
 // another replica has ended the run meanwhile, they never reach the
@@ -222,6 +257,72 @@ func TestNoPublishingOnAnExpiredLease(t *testing.T) {
 	own := served(t, r.rj)
 	sameFrames(t, "a's own client vs the journal", own, all)
 	waitUntil(t, func() bool { return r.cancelled.Load() == 1 })
+}
+
+// A replica that stalls midway through making a run known (its
+// reservation's writes, or a publisher's for a run without one; starved or
+// paused) while its lease expires: another replica scanning for lost runs
+// after any of those writes either leaves the run alone or ends it for
+// good, so that the owner — which learns it was taken over from its lease
+// and the claim — serves its own client the journal's end. Never a run
+// claimed whose journal nobody ends, its client left waiting.
+func TestStalledRunStartEndsOnce(t *testing.T) {
+	for _, reserve := range []bool{true, false} {
+		t.Run(map[bool]string{true: "reserved", false: "unreserved"}[reserve], func(t *testing.T) {
+			ignore := goleak.IgnoreCurrent()
+			t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+			const lease = time.Second
+			ns := natstest.New(t)
+			a := leaseCluster(t, ns, "a", lease) // no refresher while it starts the run
+			b := leaseCluster(t, ns, "b", lease)
+			runID := "run-stall"
+			key := runKey("alice", runID)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			var mu sync.Mutex
+			var steps []string
+			a.wrote = func(step string) {
+				// a stalls after this write until its lease is gone; b
+				// scans meanwhile. (On the publisher's goroutine for a run
+				// without a reservation: no t.Fatal here.)
+				for {
+					_, err := b.leases.Get(ctx, key)
+					if errors.Is(err, jetstream.ErrKeyNotFound) {
+						break
+					}
+					if ctx.Err() != nil {
+						t.Errorf("after %s: the lease never went", step)
+						return
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				if err := b.scanOnce(); err != nil {
+					t.Errorf("after %s: %v", step, err)
+				}
+				mu.Lock()
+				steps = append(steps, step)
+				mu.Unlock()
+			}
+			r := beginRun(t, a, runID, reserve)
+			r.append(events.NewRunStartedEvent("t-"+runID, runID))
+			r.append(events.NewTextMessageStartEvent("m1", events.WithRole("assistant")))
+			waitUntil(t, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(steps) == 3
+			})
+			startLeases(a)
+
+			own := served(t, r.rj)
+			all := journalFrames(t, b, key, runID)
+			sameFrames(t, "a's own client vs the journal", own, all)
+			if terminals(all) != 1 || all[len(all)-1].Type != events.EventTypeRunError || !strings.Contains(string(all[len(all)-1].Data), `"code":"host_lost"`) {
+				t.Fatalf("the journal must end with one RUN_ERROR host_lost: %d terminals, last %s", terminals(all), all[len(all)-1].Data)
+			}
+			waitUntil(t, func() bool { return r.cancelled.Load() == 1 })
+			waitUntil(t, func() bool { return ended(b, lostRun{runID: runID, key: key}) })
+		})
+	}
 }
 
 // Two replicas reserving the same runId at once: exactly one gets it; the

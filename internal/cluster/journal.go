@@ -92,35 +92,59 @@ func (c *Cluster) Reserve(ctx context.Context, principal, runID, threadID string
 	kctx, cancel := c.kvCtx(context.WithoutCancel(ctx))
 	defer cancel()
 	start := time.Now()
-	arev, err := c.active.Create(kctx, key, []byte(runID))
+	// The record first (a KV create: it takes the runId), then the lease,
+	// then the active entry: other replicas look for lost runs among the
+	// active entries only, so they never find this run without its record
+	// (a takeover needs it to end the journal: see takeover).
+	rec := RunRecord{RunID: runID, ThreadID: threadID, Principal: principal, Replica: c.cfg.Replica, StartedAt: start}
+	data, _ := json.Marshal(rec)
+	rrev, err := c.runs.Create(kctx, key, data)
 	if errors.Is(err, jetstream.ErrKeyExists) {
 		return nil, ErrRunIDInUse
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: reserving a runId: %w", ErrDisconnected, err)
 	}
+	c.wroteStep("record")
+	// What was written is undone on a context of its own: kctx may be
+	// what ran out.
+	undo := func(lrev uint64) {
+		uctx, ucancel := c.kvCtx(c.ctx)
+		defer ucancel()
+		if lrev != 0 {
+			_ = c.lleases.Delete(uctx, key, jetstream.LastRevision(lrev))
+		}
+		_ = c.runs.Delete(uctx, key, jetstream.LastRevision(rrev))
+	}
 	lrev, err := c.lleases.Put(kctx, key, []byte(c.cfg.Replica))
 	if err != nil {
-		_ = c.active.Delete(kctx, key, jetstream.LastRevision(arev))
+		undo(0)
 		return nil, fmt.Errorf("%w: reserving a runId: %w", ErrDisconnected, err)
 	}
-	rec := RunRecord{RunID: runID, ThreadID: threadID, Principal: principal, Replica: c.cfg.Replica, StartedAt: start}
-	data, _ := json.Marshal(rec)
-	rrev, err := c.runs.Create(kctx, key, data)
+	c.wroteStep("lease")
+	arev, err := c.active.Create(kctx, key, []byte(runID))
 	if err != nil {
-		_ = c.lleases.Delete(kctx, key, jetstream.LastRevision(lrev))
-		_ = c.active.Delete(kctx, key, jetstream.LastRevision(arev))
+		undo(lrev)
 		if errors.Is(err, jetstream.ErrKeyExists) {
-			return nil, ErrRunIDInUse
+			return nil, ErrRunIDInUse // an entry left by a reservation given back midway
 		}
 		return nil, fmt.Errorf("%w: reserving a runId: %w", ErrDisconnected, err)
 	}
+	c.wroteStep("active")
 	rj := c.newRunJournal(key, rec)
 	rj.reserved, rj.begun, rj.recRev, rj.activeRev = true, true, rrev, arev
 	rj.leaseRev, rj.validUntil = lrev, start.Add(c.cfg.Lease-c.leaseMargin())
 	c.local.add(rj)
 	c.local.reserve(rj)
 	return &Reservation{c: c, rj: rj}, nil
+}
+
+// wroteStep calls the test hook c.wrote after a write that makes a run
+// known.
+func (c *Cluster) wroteStep(step string) {
+	if c.wrote != nil {
+		c.wrote(step)
+	}
 }
 
 // Release gives the runId back if no run began under the reservation (its
@@ -487,7 +511,7 @@ func (rj *runJournal) wait(d time.Duration) bool {
 }
 
 // writeBegin writes what makes the run known before its first frame: for
-// a run without a reservation its active entry, lease and record; for a
+// a run without a reservation its record, lease and active entry; for a
 // reserved one, its record again with the run's SDK id (compare-and-set on
 // the reservation's revision: a record changed meanwhile was ended by
 // another replica).
@@ -512,14 +536,9 @@ func (rj *runJournal) writeBegin() error {
 		rj.mu.Unlock()
 		return nil
 	}
+	// In Reserve's order (record, lease, active entry): no replica finds
+	// the run active without its record. A retry finds its own record.
 	start := time.Now()
-	if _, err := c.active.Put(ctx, rj.key, []byte(rec.RunID)); err != nil {
-		return err
-	}
-	lrev, err := c.lleases.Put(ctx, rj.key, []byte(c.cfg.Replica))
-	if err != nil {
-		return err
-	}
 	rev, err := c.runs.Create(ctx, rj.key, data)
 	if errors.Is(err, jetstream.ErrKeyExists) {
 		cur, gerr := c.runs.Get(ctx, rj.key)
@@ -533,6 +552,16 @@ func (rj *runJournal) writeBegin() error {
 	if err != nil {
 		return err
 	}
+	c.wroteStep("record")
+	lrev, err := c.lleases.Put(ctx, rj.key, []byte(c.cfg.Replica))
+	if err != nil {
+		return err
+	}
+	c.wroteStep("lease")
+	if _, err := c.active.Put(ctx, rj.key, []byte(rec.RunID)); err != nil {
+		return err
+	}
+	c.wroteStep("active")
 	rj.mu.Lock()
 	rj.begun, rj.recordDue, rj.recRev = true, false, rev
 	rj.leaseRev, rj.validUntil = lrev, start.Add(c.cfg.Lease-c.leaseMargin())
