@@ -2,6 +2,7 @@ package agentadaptor
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"strings"
@@ -69,8 +70,6 @@ func (r *run) childEnv() []string {
 		}
 		m[k] = v
 	}
-	for k, v := range r.env {
-		m[k] = v
-	}
+	maps.Copy(m, r.env)
 	return sortedEnv(m)
 }

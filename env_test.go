@@ -30,7 +30,7 @@ func readEnvFile(t *testing.T, path string) map[string]string {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
-	for _, line := range strings.Split(string(b), "\n") {
+	for line := range strings.SplitSeq(string(b), "\n") {
 		if k, v, ok := strings.Cut(line, "="); ok && k != "" {
 			out[k] = v
 		}

@@ -93,7 +93,7 @@ func TestWithNiceLowersTheChildAndItsProcesses(t *testing.T) {
 				t.Fatalf("status %s: %v", res.Status, res.Failure)
 			}
 			got := map[string]string{}
-			for _, line := range strings.Split(strings.TrimSpace(string(res.RawStreams.Stdout)), "\n") {
+			for line := range strings.SplitSeq(strings.TrimSpace(string(res.RawStreams.Stdout)), "\n") {
 				who, nice, _ := strings.Cut(line, " ")
 				got[who] = nice
 			}

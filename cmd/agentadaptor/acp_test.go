@@ -146,7 +146,7 @@ func checkNestedDelegation(t *testing.T, body []byte, toolCallID, want string) {
 		toolCallID = delegateCallID(evs)
 	}
 	idx := map[string]int{}
-	after := ""
+	var after strings.Builder
 	for i, e := range evs {
 		typ, _ := e["type"].(string)
 		switch typ {
@@ -175,7 +175,7 @@ func checkNestedDelegation(t *testing.T, body []byte, toolCallID, want string) {
 		case "TEXT_MESSAGE_CONTENT":
 			if _, ok := idx["result"]; ok {
 				d, _ := e["delta"].(string)
-				after += d
+				after.WriteString(d)
 			}
 		}
 	}
@@ -187,8 +187,8 @@ func checkNestedDelegation(t *testing.T, body []byte, toolCallID, want string) {
 	if idx["fin"] > idx["result"] || idx["sub"] > idx["fin"] {
 		t.Errorf("order: started %d finished %d result %d", idx["sub"], idx["fin"], idx["result"])
 	}
-	if !strings.Contains(after, want) {
-		t.Errorf("parent text after the tool result %q lacks %q", after, want)
+	if !strings.Contains(after.String(), want) {
+		t.Errorf("parent text after the tool result %q lacks %q", after.String(), want)
 	}
 }
 

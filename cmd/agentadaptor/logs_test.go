@@ -91,7 +91,7 @@ func TestServeLogFormat(t *testing.T) {
 			runID := "run-logs-" + strings.ReplaceAll(tt.name, " ", "-")
 			out := serveWith(t, runID, tt.args...)
 			named := false
-			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
 				if strings.HasPrefix(line, "agentadaptor serve: ") {
 					continue // a status line
 				}

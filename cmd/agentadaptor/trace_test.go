@@ -131,14 +131,14 @@ func TestTraceFromBrowserToRemoteAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "host.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`parent: {adapter: scripted, scenario: %s}
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, `parent: {adapter: scripted, scenario: %s}
 agents:
   - key: research
     display_name: Research Agent
     description: Researches.
     protocol: a2a
     agent_card_url: %s
-`, parent, remote.cardURL)), 0o600); err != nil {
+`, parent, remote.cardURL), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	base, stopServe := startServe(t, cfg)

@@ -117,7 +117,7 @@ func activeRuns(t *testing.T, p *serveProc) int {
 func metric(t *testing.T, p *serveProc, prefix string) float64 {
 	_, body := get(t, p.url+"/metrics")
 	sum := 0.0
-	for _, l := range strings.Split(body, "\n") {
+	for l := range strings.SplitSeq(body, "\n") {
 		if strings.HasPrefix(l, prefix) {
 			f := strings.Fields(l)
 			v, _ := strconv.ParseFloat(f[len(f)-1], 64)

@@ -255,7 +255,7 @@ func TestKillOwnerMidDelegation(t *testing.T) {
 	verify(t, raw)
 	// Ids stay contiguous from the cursor.
 	next := cursor + 1
-	for _, line := range strings.Split(string(raw), "\n") {
+	for line := range strings.SplitSeq(string(raw), "\n") {
 		if id, ok := strings.CutPrefix(line, "id: "); ok {
 			n, _ := strconv.ParseUint(id, 10, 64)
 			if n != next {
@@ -340,7 +340,7 @@ func TestRestartOfEveryReplica(t *testing.T) {
 
 func dataLines(b []byte) []byte {
 	var out bytes.Buffer
-	for _, l := range bytes.Split(b, []byte("\n")) {
+	for l := range bytes.SplitSeq(b, []byte("\n")) {
 		if bytes.HasPrefix(l, []byte("id: ")) || bytes.HasPrefix(l, []byte("data: ")) {
 			out.Write(l)
 			out.WriteByte('\n')

@@ -104,7 +104,7 @@ func (c *Cluster) validate() error {
 		}
 		return nil
 	}
-	for _, raw := range strings.Split(c.NATSURL, ",") {
+	for raw := range strings.SplitSeq(c.NATSURL, ",") {
 		u, err := url.Parse(strings.TrimSpace(raw))
 		switch {
 		case err != nil || u.Host == "":

@@ -3,6 +3,7 @@ package httpguard_test
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -174,9 +175,7 @@ func TestSignInPageExchangesATokenForASession(t *testing.T) {
 	_, h := sessionGuard(t, httpguard.Config{})
 	form := func(token string, header map[string]string) *http.Response {
 		hd := map[string]string{"Origin": "http://127.0.0.1:8080", "Sec-Fetch-Site": "same-origin"}
-		for k, v := range header {
-			hd[k] = v
-		}
+		maps.Copy(hd, header)
 		return do(h, req{method: "POST", host: "127.0.0.1:8080", path: "/login", ct: "application/x-www-form-urlencoded",
 			body: url.Values{"token": {token}}.Encode(), header: hd}).Result()
 	}

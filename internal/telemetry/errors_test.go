@@ -31,7 +31,7 @@ func TestErrorHandlerIsRateLimited(t *testing.T) {
 	now = now.Add(time.Millisecond)
 	h.Handle(errors.New("export failed again"))
 	var lines []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+	for l := range strings.SplitSeq(strings.TrimSpace(buf.String()), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatalf("line %q: %v", l, err)

@@ -98,7 +98,7 @@ func serveScriptedRemote(t *testing.T, scenario string) string {
 
 func indent(s string) string {
 	var b bytes.Buffer
-	for _, line := range bytes.Split([]byte(s), []byte("\n")) {
+	for line := range bytes.SplitSeq([]byte(s), []byte("\n")) {
 		if len(line) > 0 {
 			b.WriteString("  ")
 			b.Write(line)

@@ -411,7 +411,7 @@ func getAll(base, runID string) ([]byte, int, error) {
 // dataLines keeps the id and data lines of an SSE stream (no comments).
 func dataLines(b []byte) []byte {
 	var out bytes.Buffer
-	for _, l := range bytes.Split(b, []byte("\n")) {
+	for l := range bytes.SplitSeq(b, []byte("\n")) {
 		if bytes.HasPrefix(l, []byte("id: ")) || bytes.HasPrefix(l, []byte("data: ")) {
 			out.Write(l)
 			out.WriteByte('\n')

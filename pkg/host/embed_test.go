@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -73,9 +74,7 @@ func TestAuthenticatorIdentifiesRequests(t *testing.T) {
 	_, srv := goHost(t, host.Config{Authenticator: auth, Tokens: map[string]string{"carol": "carol-token-0123456789abcdef"}}, "- say: hello\n")
 	run := func(runID string, hdr map[string]string) (int, string) {
 		h := map[string]string{"Content-Type": "application/json"}
-		for k, v := range hdr {
-			h[k] = v
-		}
+		maps.Copy(h, hdr)
 		code, _, body := request(t, nil, "POST", srv.URL+"/agui", `{"threadId":"t","runId":"`+runID+`","messages":[{"id":"u1","role":"user","content":"hi"}]}`, h)
 		return code, body
 	}

@@ -27,7 +27,7 @@ func procEnviron(t *testing.T, pid int) map[string]string {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
-	for _, kv := range bytes.Split(b, []byte{0}) {
+	for kv := range bytes.SplitSeq(b, []byte{0}) {
 		if k, v, ok := strings.Cut(string(kv), "="); ok {
 			out[k] = v
 		}

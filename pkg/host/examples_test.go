@@ -41,7 +41,7 @@ func chatTurn(t *testing.T, base, thread string, n int, history []string, header
 		t.Fatalf("message %d: %d\n%s", n, resp.StatusCode, raw)
 	}
 	var p, s strings.Builder
-	for _, line := range strings.Split(string(raw), "\n") {
+	for line := range strings.SplitSeq(string(raw), "\n") {
 		data, ok := strings.CutPrefix(line, "data: ")
 		if !ok {
 			continue
@@ -90,13 +90,13 @@ func TestExampleConfigsAnswerEveryMessage(t *testing.T) {
 	t.Setenv("MY_AGENT_TOKEN", "my-agent-token-0123456789")
 	t.Setenv("ALICE_TOKEN", "alice-token-0123456789abcdef")
 	echo := func(m *a2a.Message) fakea2a.Behavior {
-		text := ""
+		var text strings.Builder
 		for _, p := range m.Parts {
 			if tp, ok := p.Content.(a2a.Text); ok {
-				text += string(tp)
+				text.WriteString(string(tp))
 			}
 		}
-		return fakea2a.Script(fakea2a.Steps(fakea2a.TextChunks("Remote answer about ", text), fakea2a.Completed(""))...)
+		return fakea2a.Script(fakea2a.Steps(fakea2a.TextChunks("Remote answer about ", text.String()), fakea2a.Completed(""))...)
 	}
 	demo := serveHost(t, nil) // another agentadaptor host is an AG-UI agent
 	for _, tt := range []struct {

@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -127,8 +126,7 @@ func TestRunIDsAreNamespacedPerPrincipal(t *testing.T) {
 
 	// Cancel resolves the runId in the caller's namespace too: bob's cancel
 	// of "live" ends bob's run, never alice's run of the same runId.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/agui", strings.NewReader(demoRunBody("live", "alice keeps going")))
 	for k, v := range alice {
 		req.Header.Set(k, v)
@@ -151,8 +149,7 @@ func TestRunIDsAreNamespacedPerPrincipal(t *testing.T) {
 	if code, _, body := request(t, nil, "POST", srv.URL+"/agui/runs/live/cancel", "", bob); code != 404 {
 		t.Fatalf("bob cancels a runId he has no run of: %d %s", code, body)
 	}
-	bctx, bcancel := context.WithCancel(context.Background())
-	defer bcancel()
+	bctx := t.Context()
 	breq, _ := http.NewRequestWithContext(bctx, "POST", srv.URL+"/agui", strings.NewReader(demoRunBody("live", "bob stops early")))
 	for k, v := range bob {
 		breq.Header.Set(k, v)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -73,12 +74,8 @@ func TestHostRefusesWhatAWebPageCouldDo(t *testing.T) {
 	json := map[string]string{"Content-Type": "application/json", "Accept": "text/event-stream"}
 	with := func(extra map[string]string) map[string]string {
 		m := map[string]string{}
-		for k, v := range json {
-			m[k] = v
-		}
-		for k, v := range extra {
-			m[k] = v
-		}
+		maps.Copy(m, json)
+		maps.Copy(m, extra)
 		return m
 	}
 	for _, tt := range []struct {
@@ -121,8 +118,7 @@ func TestHostBoundsActiveRuns(t *testing.T) {
 	cfg := scenarioConfig(t, "- sleep: 60s\n- say: late\n")
 	cfg.MaxActiveRuns = 1
 	h, srv := newHost(t, cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/agui", strings.NewReader(runBody("busy")))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)

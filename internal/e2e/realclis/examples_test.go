@@ -36,13 +36,13 @@ import (
 func TestExampleRealParentConfigsAnswerEveryMessage(t *testing.T) {
 	messages := []string{"How do penguins sleep?", "And whales?"}
 	remote := fakea2a.New(t, fakea2a.Options{Name: "research", Streaming: true, Choose: func(m *a2a.Message) fakea2a.Behavior {
-		text := ""
+		var text strings.Builder
 		for _, p := range m.Parts {
 			if tp, ok := p.Content.(a2a.Text); ok {
-				text += string(tp)
+				text.WriteString(string(tp))
 			}
 		}
-		return fakea2a.Script(fakea2a.Steps(fakea2a.TextChunks("Research about ", text), fakea2a.Completed(""))...)
+		return fakea2a.Script(fakea2a.Steps(fakea2a.TextChunks("Research about ", text.String()), fakea2a.Completed(""))...)
 	}})
 	turns := func() []fakemodel.Turn {
 		var out []fakemodel.Turn

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -315,10 +316,10 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	if s == nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "unknown session"})
 	}
-	text := ""
+	var text strings.Builder
 	for _, b := range p.Prompt {
 		if b.Text != nil {
-			text += b.Text.Text
+			text.WriteString(b.Text.Text)
 		}
 	}
 	if s.replayed != nil {
@@ -373,7 +374,7 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	if turn.Error != nil {
 		return sdk.PromptResponse{}, turn.Error
 	}
-	s.History = append(s.History, text)
+	s.History = append(s.History, text.String())
 	s.Answers = append(s.Answers, answer.String())
 	if a.s.StateDir != "" {
 		b, _ := json.Marshal(s)
@@ -412,7 +413,7 @@ func (a *agent) ask(ctx context.Context, sid sdk.SessionId, t *Tool) string {
 	kind := sdk.ToolKind(t.Kind)
 	resp, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
 		SessionId: sid,
-		ToolCall:  sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(id), Title: sdk.Ptr(t.Title), Kind: &kind, Status: sdk.Ptr(sdk.ToolCallStatusPending)},
+		ToolCall:  sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(id), Title: new(t.Title), Kind: &kind, Status: sdk.Ptr(sdk.ToolCallStatusPending)},
 		Options: []sdk.PermissionOption{
 			{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Allow", OptionId: "proceed_once"},
 			{Kind: sdk.PermissionOptionKindAllowAlways, Name: "Always", OptionId: "proceed_always"},
@@ -530,8 +531,6 @@ type headerRT struct{ h http.Header }
 
 func (rt headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	for k, v := range rt.h {
-		r.Header[k] = v
-	}
+	maps.Copy(r.Header, rt.h)
 	return http.DefaultTransport.RoundTrip(r)
 }

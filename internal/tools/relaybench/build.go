@@ -40,7 +40,15 @@ func BuildAgentadaptor(repo, dir string, pprof bool) (plain, profiling string, e
 	if !pprof {
 		return plain, "", nil
 	}
-	src := filepath.Join(dir, "zz_bench_pprof.go")
+	// The overlay's source lives in a directory the go command's ./...
+	// skips (a leading "_"): dir may be inside the module (bench/e2e/out),
+	// and a stray main-less Go file there would break `go build ./...`
+	// and `go test ./...` of the repository until it is removed.
+	srcDir := filepath.Join(dir, "_overlay")
+	if err := os.MkdirAll(srcDir, 0o755); err != nil {
+		return "", "", err
+	}
+	src := filepath.Join(srcDir, "zz_bench_pprof.go")
 	if err := os.WriteFile(src, []byte(pprofOverlay), 0o644); err != nil {
 		return "", "", err
 	}

@@ -91,7 +91,7 @@ func Children(pid int) []int {
 		if err != nil {
 			continue
 		}
-		for _, s := range strings.Fields(string(b)) {
+		for s := range strings.FieldsSeq(string(b)) {
 			if c, err := strconv.Atoi(s); err == nil {
 				out = append(out, c)
 			}

@@ -88,7 +88,7 @@ func TestFanOutTableWithoutSteadyState(t *testing.T) {
 	if !strings.Contains(md, "### Fan-out: 2 runs × 3 concurrent delegations each (6 streams)") {
 		t.Fatalf("no fan-out table:\n%s", md)
 	}
-	for _, l := range strings.Split(md, "\n") {
+	for l := range strings.SplitSeq(md, "\n") {
 		if strings.HasPrefix(l, "| CPU per chunk, µs (project: serve alone) |") {
 			if want := "| CPU per chunk, µs (project: serve alone) | 200 | — | — |"; l != want {
 				t.Errorf("row %q, want %q", l, want)

@@ -77,7 +77,7 @@ func TestMapping(t *testing.T) {
 			{Text: "First part.", Chunks: 2},
 			{Text: "Final answer.", Chunks: 2, Thought: "again"},
 		},
-		Usage: &sdk.Usage{InputTokens: 11, OutputTokens: 7, TotalTokens: 18, ThoughtTokens: sdk.Ptr(3)},
+		Usage: &sdk.Usage{InputTokens: 11, OutputTokens: 7, TotalTokens: 18, ThoughtTokens: new(3)},
 	}}}))
 	if res.Status != agentadaptor.StatusCompleted {
 		t.Fatalf("status %s %v\n%s", res.Status, res.Failure, res.RawStreams.Stderr)

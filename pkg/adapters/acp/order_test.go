@@ -58,7 +58,7 @@ func TestPermissionWaitsForEarlierUpdates(t *testing.T) {
 		go func() {
 			defer close(done)
 			_, _ = client{c}.RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: "s",
-				ToolCall: sdk.ToolCallUpdate{ToolCallId: "t1", Title: sdk.Ptr("Shell"), Kind: sdk.Ptr(sdk.ToolKindExecute)},
+				ToolCall: sdk.ToolCallUpdate{ToolCallId: "t1", Title: new("Shell"), Kind: sdk.Ptr(sdk.ToolKindExecute)},
 				Options:  []sdk.PermissionOption{{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: "no"}}})
 		}()
 		synctest.Wait() // the handler is waiting for the updates (or, broken, has answered)

@@ -122,11 +122,11 @@ func (l *v03REST) Write(b []byte) (int, error) {
 // ({"error": {...}}) into a 0.3 "error" event; other events are returned
 // as they are.
 func legacyEvent(ev []byte) []byte {
-	i := bytes.Index(ev, []byte("data:"))
-	if i < 0 || !bytes.Contains(ev, []byte(`"error"`)) {
+	_, after, ok := bytes.Cut(ev, []byte("data:"))
+	if !ok || !bytes.Contains(ev, []byte(`"error"`)) {
 		return ev
 	}
-	data := bytes.TrimSpace(ev[i+len("data:"):])
+	data := bytes.TrimSpace(after)
 	code, msg, v1, ok := v1Error(data)
 	if !ok {
 		return ev

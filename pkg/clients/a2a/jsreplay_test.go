@@ -1,6 +1,7 @@
 package a2a_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -22,20 +23,20 @@ func TestJSRemoteReplayGeneric(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := collect(t, s)
-	var answer string
+	var answer strings.Builder
 	var artifacts []string
 	for _, ev := range evs {
 		if a, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
 			if a.Artifact.Name == "answer" {
-				answer += client.TextOf(a.Artifact.Parts)
+				answer.WriteString(client.TextOf(a.Artifact.Parts))
 			}
 			if !a.Append {
 				artifacts = append(artifacts, a.Artifact.Name)
 			}
 		}
 	}
-	if s.Err() != nil || s.State() != a2a.TaskStateCompleted || terminalCount(evs) != 1 || answer != "The capital of France is Paris." || len(artifacts) != 2 {
-		t.Fatalf("err=%v state=%s answer=%q artifacts=%q", s.Err(), s.State(), answer, artifacts)
+	if s.Err() != nil || s.State() != a2a.TaskStateCompleted || terminalCount(evs) != 1 || answer.String() != "The capital of France is Paris." || len(artifacts) != 2 {
+		t.Fatalf("err=%v state=%s answer=%q artifacts=%q", s.Err(), s.State(), answer.String(), artifacts)
 	}
 	last := evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent)
 	if client.TextOf(last.Status.Message.Parts) != "done" {

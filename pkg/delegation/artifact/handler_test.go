@@ -84,7 +84,7 @@ func TestArtifactServedSandboxed(t *testing.T) {
 			}
 			csp := h.Get("Content-Security-Policy")
 			directives := map[string]bool{}
-			for _, d := range strings.Split(csp, ";") {
+			for d := range strings.SplitSeq(csp, ";") {
 				directives[strings.TrimSpace(d)] = true
 			}
 			if !directives["sandbox"] || !directives["default-src 'none'"] {

@@ -184,13 +184,11 @@ func concurrentPublishers(t *testing.T, bus delegation.EventBus) {
 	const publishers, each = 4, 250
 	var wg sync.WaitGroup
 	for p := range publishers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range each {
 				bus.Publish(status("run", fmt.Sprint("del-", p), strconv.Itoa(i)))
 			}
-		}()
+		})
 	}
 	returns(t, "Publish from concurrent goroutines", wg.Wait)
 	bus.CloseRun("run")
@@ -373,7 +371,7 @@ func slowSubscriberText(t *testing.T, bus delegation.EventBus) {
 		if ev.Kind != delegation.DelegationTextDelta {
 			continue
 		}
-		for _, part := range strings.Split(strings.TrimSuffix(strings.TrimPrefix(ev.Delta, "<"), ">"), "><") {
+		for part := range strings.SplitSeq(strings.TrimSuffix(strings.TrimPrefix(ev.Delta, "<"), ">"), "><") {
 			i, err := strconv.Atoi(strings.TrimRight(part, "."))
 			if err != nil || i <= last[ev.RemoteMessageID] || message(i) != ev.RemoteMessageID {
 				t.Fatalf("delta %.12q of %s after <%d>: deltas reordered, duplicated or merged across messages", part, ev.RemoteMessageID, last[ev.RemoteMessageID])

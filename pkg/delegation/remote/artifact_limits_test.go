@@ -51,7 +51,7 @@ func TestTranscriptArtifactLimits(t *testing.T) {
 			var evs []delegation.DelegationEvent
 			for i := range 3 {
 				evs = append(evs, tr.Artifact(ArtifactPart{RemoteID: fmt.Sprintf("a%d", i), Name: fmt.Sprintf("part%d.txt", i), MimeType: "text/plain",
-					Content: []byte(fmt.Sprintf("body %d", i)), Last: true})...)
+					Content: fmt.Appendf(nil, "body %d", i), Last: true})...)
 			}
 			arts := artifactsOf(evs)
 			if len(arts) != 3 {
