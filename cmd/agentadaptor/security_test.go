@@ -90,10 +90,15 @@ func TestServeMaxConnections(t *testing.T) {
 	}
 }
 
-// a2a serve's listener takes at most --max-connections connections at once.
+// a2a serve's listeners take at most --max-connections connections at
+// once each: the HTTP one and the gRPC one.
 func TestA2AServeMaxConnections(t *testing.T) {
-	s := startA2AServe(t, "- say: hi\n", "--max-connections", "2")
+	s := startA2AServe(t, "- say: hi\n", "--max-connections", "2", "--grpc-addr", "127.0.0.1:0")
 	conntest.CheckLimit(t, s.listen, 2, a2abridge.PathAgentCard)
+	if s.grpc == "" {
+		t.Fatal("a2a serve did not report its gRPC address")
+	}
+	conntest.CheckLimitH2(t, s.grpc, 2)
 	if code, errOut := runA2AServe(t, "--adapter", "scripted", "--scenario", writeScenarioFile(t, "- say: hi\n"), "--max-connections", "0"); code != 2 || !strings.Contains(errOut, "--max-connections") {
 		t.Fatalf("--max-connections 0: exit %d %s", code, errOut)
 	}

@@ -1,9 +1,10 @@
 // Package conntest is test support: it checks that a server bounds its
-// open connections ([CheckLimit]). Only tests import it.
+// open connections ([CheckLimit], [CheckLimitH2]). Only tests import it.
 package conntest
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -26,7 +27,7 @@ const Window = 300 * time.Millisecond
 func CheckLimit(t testing.TB, addr string, n int, path string) {
 	t.Helper()
 	req := "GET " + path + " HTTP/1.1\r\nHost: " + addr + "\r\nUser-Agent: conntest\r\n\r\n"
-	get := func(c net.Conn, br *bufio.Reader) (int, error) {
+	checkLimit(t, addr, n, func(c net.Conn, br *bufio.Reader) (int, error) {
 		if _, err := io.WriteString(c, req); err != nil {
 			return 0, err
 		}
@@ -37,7 +38,39 @@ func CheckLimit(t testing.TB, addr string, n int, path string) {
 		_, err = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		return resp.StatusCode, err
-	}
+	})
+}
+
+// CheckLimitH2 is CheckLimit for a server that speaks only HTTP/2 with
+// prior knowledge (a gRPC listener): a connection counts as served once
+// the server answers the client's connection preface with its SETTINGS
+// frame, which an HTTP/2 server sends first on every connection it
+// accepts.
+func CheckLimitH2(t testing.TB, addr string, n int) {
+	t.Helper()
+	// The client preface, then an empty SETTINGS frame (length 0, type 4,
+	// flags 0, stream 0).
+	preface := "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + "\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+	checkLimit(t, addr, n, func(c net.Conn, br *bufio.Reader) (int, error) {
+		if _, err := io.WriteString(c, preface); err != nil {
+			return 0, err
+		}
+		var head [9]byte
+		if _, err := io.ReadFull(br, head[:]); err != nil {
+			return 0, err
+		}
+		if head[3] != 0x4 {
+			return 0, fmt.Errorf("the server's first frame is of type %d, not SETTINGS", head[3])
+		}
+		return http.StatusOK, nil
+	})
+}
+
+// checkLimit is CheckLimit with exchange as the one exchange that shows a
+// connection is served (a status, or an error).
+func checkLimit(t testing.TB, addr string, n int, exchange func(net.Conn, *bufio.Reader) (int, error)) {
+	t.Helper()
+	get := exchange
 	dial := func() (net.Conn, *bufio.Reader) {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
