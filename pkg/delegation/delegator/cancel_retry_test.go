@@ -57,6 +57,19 @@ func retryClaim(srv *fakea2a.Server, late bool, asked *atomic.Int32) func(contex
 	}
 }
 
+// cancelWhenWorking runs req, cancels its context once the delegation
+// reports working, and returns its result.
+func cancelWhenWorking(t *testing.T, e *env.Env, rec *dt.Recorder, req delegator.Request) delegation.Result {
+	t.Helper()
+	ctx, cancel := context.WithCancel(dt.Ctx(t))
+	defer cancel()
+	done := make(chan delegation.Result, 1)
+	go func() { done <- e.D.Delegate(ctx, req) }()
+	rec.WaitKind(t, delegation.DelegationStatus, "working")
+	cancel()
+	return <-done
+}
+
 // A cleanup retry reads the remote task before it cancels it again: a
 // CancelTask that reached the remote and took effect, but whose answer the
 // host never read (later than CancelTimeout), ends the delegation
@@ -84,14 +97,7 @@ func TestCleanupRetryReadsTheTaskFirst(t *testing.T) {
 				c.CancelClaim = retryClaim(srv, tc.late, &asked)
 			})
 			rec := e.Record(t, "run-r")
-			ctx, cancel := context.WithCancel(dt.Ctx(t))
-			done := make(chan delegation.Result, 1)
-			go func() {
-				done <- e.D.Delegate(ctx, delegator.Request{RunID: "run-r", Agent: "research", Objective: "x"})
-			}()
-			rec.WaitKind(t, delegation.DelegationStatus, "working")
-			cancel()
-			res := <-done
+			res := cancelWhenWorking(t, e, rec, delegator.Request{RunID: "run-r", Agent: "research", Objective: "x"})
 			if res.Status != delegation.StatusCancelled || res.Error == nil || res.Error.Code != delegation.CodeCancelPending {
 				t.Fatalf("result %+v %+v", res, res.Error)
 			}

@@ -48,14 +48,7 @@ func TestCancelClaimDecidesWhoCancels(t *testing.T) {
 				}
 			})
 			rec := e.Record(t, "run-g")
-			ctx, cancel := context.WithCancel(dt.Ctx(t))
-			done := make(chan delegation.Result, 1)
-			go func() {
-				done <- e.D.Delegate(ctx, delegator.Request{RunID: "run-g", Agent: "research", Objective: "x"})
-			}()
-			rec.WaitKind(t, delegation.DelegationStatus, "working")
-			cancel()
-			res := <-done
+			res := cancelWhenWorking(t, e, rec, delegator.Request{RunID: "run-g", Agent: "research", Objective: "x"})
 			if res.Status != delegation.StatusCancelled || res.Error == nil || res.Error.Code != tc.code {
 				t.Fatalf("result %+v %+v", res, res.Error)
 			}
