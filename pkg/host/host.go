@@ -28,6 +28,10 @@ import (
 	"github.com/seed0634/agentadaptor/pkg/delegation/remote"
 )
 
+// newBus makes a host's delegation event bus. Tests replace it (through
+// export_test.go) to hold events back, as a lagging bus would.
+var newBus = func() delegation.EventBus { return delegation.NewMemoryBus() }
+
 // Host is a running delegation host: a parent agent behind the AG-UI
 // endpoint, its remote agents, the delegation MCP endpoint, the stream
 // hub. Serve its [Host.Handler] (or call [Host.Serve]) and stop it with
@@ -98,7 +102,7 @@ func New(ctx context.Context, cfg Config) (_ *Host, err error) {
 		return nil, err
 	}
 	// Delegation events never leave this process (docs/design.md#scale-out).
-	h.bus = delegation.NewMemoryBus()
+	h.bus = newBus()
 	if err := h.openCluster(ctx, cfg.Cluster); err != nil {
 		return nil, err
 	}

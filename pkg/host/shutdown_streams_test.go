@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed0634/agentadaptor/internal/testkit/fakea2a"
 	"github.com/seed0634/agentadaptor/internal/testkit/testenv"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"github.com/seed0634/agentadaptor/pkg/delegation/registry"
 	"github.com/seed0634/agentadaptor/pkg/host"
 )
@@ -52,4 +53,38 @@ func TestShutdownEndsEveryStreamWithItsTerminal(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// A run's terminal event waits in its stream for its delegations'
+// terminal events, bounded by the stream's hold. Here the bus never
+// delivers the delegation's terminal, so when the run has ended its
+// stream has not: Shutdown still returns only once the stream has
+// emitted its terminal (the hold ran out), never cutting it at the run's
+// end (docs/design.md#shutdown, step 2).
+func TestShutdownWaitsForAStreamHeldBehindItsRun(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	host.SetBus(t, func() delegation.EventBus { return terminalsWithheld{delegation.NewMemoryBus()} })
+	remote, spec := researchAgent(t, fakea2a.Script(fakea2a.Working("reading"), fakea2a.Hang()))
+	h, srv := goHost(t, host.Config{Agents: []registry.RemoteAgentSpec{spec}}, delegating)
+	resp := post(t, srv.URL+"/agui", input)
+	defer resp.Body.Close()
+	testenv.WaitUntil(t, "the delegation to start at the remote", func() bool { return len(remote.Tasks()) == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := h.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(resp.Body)
+	if !bytes.Contains(rest, []byte(`"type":"RUN_ERROR"`)) {
+		t.Fatalf("the stream ended without its terminal event:\n%s", rest)
+	}
+}
+
+// terminalsWithheld is a bus that loses every delegation's terminal event.
+type terminalsWithheld struct{ delegation.EventBus }
+
+func (b terminalsWithheld) Publish(ev delegation.DelegationEvent) {
+	if !ev.Kind.Terminal() {
+		b.EventBus.Publish(ev)
+	}
 }
