@@ -431,7 +431,7 @@ func BenchmarkPackLog(b *testing.B) {
 			s := benchRun(chunks, false, -1, false)()
 			b.SetBytes(int64(s.logBytes))
 			for b.Loop() {
-				packFrames(s.log, newOpenState(), packBlockBytes)
+				packFrames(s.log, newOpenState(), nil, packBlockBytes)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(s.log)), "ns/frame")
 		})

@@ -381,3 +381,41 @@ func BenchmarkLiveRunHeap(b *testing.B) {
 	b.ReportMetric(unpacked, "B/run-unpacked")
 	b.ReportMetric(packed, "B/run-packed")
 }
+
+// While nothing opens or closes, a live stream's packed blocks share the
+// open state at their start instead of holding a copy each (a state with
+// many open subagents is kilobytes of maps); a block after a change has
+// its own. TestLivePackedLogAnswersLikeTheLog shows replay unchanged.
+func TestLiveBlocksShareTheirOpenState(t *testing.T) {
+	s := testStream(unbounded(ModeCustom, 0, 0))
+	rest := liveRun(s, 3000)
+	livePacked(t, s.Stream, 5)
+	check := func(wantDistinct int) {
+		t.Helper()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		p := &s.packed
+		distinct := map[*openState]bool{}
+		for i, b := range p.blocks {
+			distinct[b.state] = true
+			if i == 0 {
+				continue
+			}
+			changes := false
+			for id := p.blocks[i-1].first; id < b.first; id++ {
+				changes = changes || stateEvent(p.frameType(int(id-p.first))) != nil
+			}
+			if shared := b.state == p.blocks[i-1].state; shared == changes {
+				t.Errorf("block %d: shares its state with the block before: %v; frames that open or close between them: %v", i, shared, changes)
+			}
+		}
+		if wantDistinct > 0 && len(distinct) != wantDistinct {
+			t.Errorf("%d blocks hold %d distinct states, want %d", len(p.blocks), len(distinct), wantDistinct)
+		}
+	}
+	// The first block holds the openings (run, message, tool calls,
+	// subagents); every later one starts with the same things open.
+	check(2)
+	rest()
+	check(0)
+}

@@ -235,7 +235,10 @@ type Stream struct {
 	// tailBase is what is open before log[0] (nil once an ended stream's
 	// log is all packed).
 	tailBase *openState
-	firstID  uint64 // the first frame of the log
+	// blockState is the state of the packed prefix's last block, which
+	// the next block shares while nothing opened or closed.
+	blockState *openState
+	firstID    uint64 // the first frame of the log
 	// packAt is the tail's JSON bytes at which it is packed (0: the
 	// default; negative: only when the stream ends, as tests compare);
 	// unpackable is set when the log cannot be packed (more than 256
@@ -333,13 +336,13 @@ func (s *Stream) packTail(final bool) {
 		return
 	}
 	frames := slices.Clone(s.log)
-	st := s.tailBase.clone()
+	st, prev := s.tailBase.clone(), s.blockState
 	s.mu.Unlock()
 	maxBlock := packBlockBytes
 	if !final {
 		maxBlock = 1<<31 - 1 // one block: the tail is about a block's worth
 	}
-	part := packFrames(frames, st, maxBlock)
+	part := packFrames(frames, st, prev, maxBlock)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.log) < len(frames) || s.log[0] != frames[0] || s.log[len(frames)-1] != frames[len(frames)-1] {
@@ -359,7 +362,7 @@ func (s *Stream) packTail(final bool) {
 	for _, f := range frames {
 		s.tailBytes -= len(f.Data)
 	}
-	s.tailBase = part.end
+	s.tailBase, s.blockState = part.end, part.last
 	if final && len(s.log) == 0 {
 		// Nothing reads the state at the end of an ended stream: every
 		// cursor a subscriber may still give is before it.

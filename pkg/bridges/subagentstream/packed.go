@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -61,8 +62,10 @@ type packedBlock struct {
 	stored bool   // data is the JSON itself (it did not compress)
 	data   []byte // the JSON, flate-compressed unless stored
 	// state is what is open before the block's first frame; never
-	// changed (readers clone it).
+	// changed (readers clone it), and shared by consecutive blocks while
+	// nothing opens or closes. n is the frames applied to it there.
 	state *openState
+	n     int
 }
 
 // A flate writer is about 1.2 MB to allocate, and live streams pack a
@@ -75,8 +78,9 @@ var (
 )
 
 // maxIdlePackers bounds the writers kept: packing is short and seldom runs
-// on more goroutines at once than the host has cores.
-const maxIdlePackers = 4
+// on more goroutines at once than the host has cores (a writer kept is
+// about 1.2 MB of the host's memory).
+var maxIdlePackers = min(4, runtime.GOMAXPROCS(0))
 
 func getPacker() *packer {
 	select {
@@ -108,21 +112,24 @@ type packedPart struct {
 	size   []uint32
 	blocks []packedBlock
 	end    *openState // what is open after the last frame
+	last   *openState // the state of the last block
 }
 
 // packFrames packs frames (their ids consecutive) into blocks of at most
 // maxBlock bytes of JSON; st is what is open before the first frame, and is
-// consumed. It returns nil when the frames cannot be packed (more than 256
+// consumed. prev, if not nil, is the state of the stream's previous block:
+// a block whose start holds the same things open shares it. It returns nil when the frames cannot be packed (more than 256
 // distinct types, a frame of 4 GiB): they are then kept as they are.
-func packFrames(frames []*Frame, st *openState, maxBlock int) *packedPart {
+func packFrames(frames []*Frame, st, prev *openState, maxBlock int) *packedPart {
 	p := &packedPart{typ: make([]uint8, len(frames)), size: make([]uint32, len(frames))}
 	pk := getPacker()
 	defer putPacker(pk)
-	first, raw := 0, 0
-	var start *openState
+	first, raw, n := 0, 0, 0
 	begin := func(i int) {
-		first, raw = i, 0
-		start = st.clone()
+		first, raw, n = i, 0, st.n
+		if prev == nil || prev.gen != st.gen {
+			prev = st.clone()
+		}
 		pk.out.Reset()
 		if pk.w == nil {
 			pk.w, _ = flate.NewWriter(&pk.out, flate.BestSpeed) // a valid level: no error
@@ -135,7 +142,7 @@ func packFrames(frames []*Frame, st *openState, maxBlock int) *packedPart {
 			return
 		}
 		_ = pk.w.Close() // writes to a bytes.Buffer: no error
-		b := packedBlock{first: frames[first].ID, raw: raw, state: start}
+		b := packedBlock{first: frames[first].ID, raw: raw, state: prev, n: n}
 		if pk.out.Len() < raw {
 			b.data = bytes.Clone(pk.out.Bytes())
 		} else {
@@ -172,7 +179,7 @@ func packFrames(frames []*Frame, st *openState, maxBlock int) *packedPart {
 		st.applyFrame(f)
 	}
 	end(len(frames))
-	p.end = st
+	p.end, p.last = st, prev
 	return p
 }
 
@@ -272,7 +279,9 @@ type packedCursor struct {
 func (p *packedLog) cursorAt(id uint64) (*packedCursor, *openState) {
 	b := p.block(id)
 	blk := &p.blocks[b]
-	return &packedCursor{p: *p, i: int(blk.first - p.first), blk: b}, blk.state.clone()
+	st := blk.state.clone()
+	st.n = blk.n
+	return &packedCursor{p: *p, i: int(blk.first - p.first), blk: b}, st
 }
 
 // load makes sure block blk's JSON is at hand.

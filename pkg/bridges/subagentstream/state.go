@@ -24,7 +24,12 @@ type openState struct {
 	// resumed stream re-opens and ends them, so that the result is valid.
 	unresulted map[string]openTool
 	subs       map[string]openSub
-	n          int
+	// n counts the frames applied; gen counts the events applied that may
+	// have changed what is open. A clone keeps both, so two states of one
+	// stream with the same gen hold the same things open (packed blocks
+	// share their state while nothing opens or closes).
+	n   int
+	gen uint64
 }
 
 type openTool struct {
@@ -44,7 +49,7 @@ func newOpenState() *openState {
 
 func (s *openState) clone() *openState {
 	c := newOpenState()
-	c.started, c.threadID, c.runID, c.n = s.started, s.threadID, s.runID, s.n
+	c.started, c.threadID, c.runID, c.n, c.gen = s.started, s.threadID, s.runID, s.n, s.gen
 	maps.Copy(c.text, s.text)
 	maps.Copy(c.reason, s.reason)
 	maps.Copy(c.rblock, s.rblock)
@@ -105,6 +110,7 @@ func stateEvent(t events.EventType) events.Event {
 
 // apply updates the state with one event.
 func (s *openState) apply(ev events.Event) {
+	s.gen++
 	switch e := ev.(type) {
 	case *events.RunStartedEvent:
 		s.started, s.threadID, s.runID = true, e.ThreadIDValue, e.RunIDValue
