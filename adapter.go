@@ -118,7 +118,7 @@ type Parser interface {
 type ExitStatus struct {
 	Code     int    // exit code, -1 if killed by a signal
 	Signaled bool   // the process was ended by a signal
-	Stderr   []byte // the captured stderr (possibly truncated)
+	Stderr   []byte // the captured stderr: past the raw stream limit, its start, "\n[…]\n" and its last 4 KiB
 }
 
 // Outcome is what a Parser reports at the end of a run.

@@ -2,6 +2,7 @@ package agentadaptor
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 	"unicode/utf8"
 )
@@ -111,24 +112,47 @@ type Timings struct {
 	Teardown time.Duration `json:"teardown"` // Exited -> Ended
 }
 
-// capBuffer keeps the first limit bytes written to it.
+// capBuffer keeps the first limit bytes written to it and, with tailCap,
+// also the last tailCap bytes of what went past the limit (where a failing
+// process writes its reason).
 type capBuffer struct {
 	limit     int
 	buf       []byte
 	truncated bool
+	tailCap   int
+	tail      []byte // the last bytes past limit, at most 2*tailCap
 }
 
 func (c *capBuffer) Write(p []byte) {
-	room := c.limit - len(c.buf)
-	if room <= 0 {
-		if len(p) > 0 {
-			c.truncated = true
-		}
-		return
-	}
+	room := max(c.limit-len(c.buf), 0)
 	if len(p) > room {
-		p = p[:room]
 		c.truncated = true
+		if c.tailCap > 0 {
+			c.keepTail(p[room:])
+		}
+		p = p[:room]
 	}
 	c.buf = append(c.buf, p...)
+}
+
+func (c *capBuffer) keepTail(p []byte) {
+	if len(p) >= c.tailCap {
+		c.tail = append(c.tail[:0], p[len(p)-c.tailCap:]...)
+		return
+	}
+	if len(c.tail)+len(p) > 2*c.tailCap {
+		c.tail = append(c.tail[:0], c.tail[len(c.tail)-(c.tailCap-len(p)):]...)
+	}
+	c.tail = append(c.tail, p...)
+}
+
+// withTail returns what was kept: the first limit bytes, then, when more
+// was written, a marker and the last tailCap bytes.
+func (c *capBuffer) withTail() []byte {
+	if !c.truncated || len(c.tail) == 0 {
+		return c.buf
+	}
+	tail := c.tail[max(0, len(c.tail)-c.tailCap):]
+	out := append(slices.Clip(c.buf), "\n[…]\n"...)
+	return append(out, tail...)
 }

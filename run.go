@@ -395,6 +395,7 @@ func (r *run) parserEmit(p StreamPayload) {
 func (r *run) supervise() {
 	var stdout, stderr capBuffer
 	stdout.limit, stderr.limit = r.cfg.rawLimit, r.cfg.rawLimit
+	stderr.tailCap = stderrTail
 	pid := r.cmd.Process.Pid
 	sig := &groupSignaller{pid: pid}
 	if r.inv.Conversation != nil {
@@ -460,7 +461,7 @@ func (r *run) supervise() {
 	r.stderr.Close()
 
 	st := exitStatus(r.cmd.ProcessState)
-	st.Stderr = stderr.buf
+	st.Stderr = stderr.withTail()
 	var outcome Outcome
 	var convErr error
 	convFirst := false
@@ -619,6 +620,11 @@ func (r *run) redactBytes(b []byte) []byte {
 	}
 	return b
 }
+
+// stderrTail is how much of the end of a child's stderr is kept beyond
+// the raw stream limit, for ExitStatus.Stderr: a failing process writes
+// its reason last.
+const stderrTail = 4 << 10
 
 func exitMessage(st ExitStatus) string {
 	msg := fmt.Sprintf("process exited with code %d", st.Code)

@@ -22,6 +22,13 @@ const (
 	DefaultReadTimeout    = 30 * time.Second
 )
 
+// ParentRawStreamLimit is how many bytes of a parent run's stdout and of
+// its stderr the host keeps in the run's agentadaptor.RunResult.RawStreams
+// (the SDK's default is 1 MiB each): the host reads neither, and a chat
+// turn's stream-json can be megabytes held until the run ends. A
+// agentadaptor.WithRawStreamLimit in Config.RunOptions takes precedence.
+const ParentRawStreamLimit = 8 << 10
+
 // CredentialEnv are the host process's own environment variables that
 // carry credentials whatever the configuration says: the OTLP exporter's
 // headers (OTEL_EXPORTER_OTLP_HEADERS and the per-signal
@@ -42,7 +49,8 @@ type Config struct {
 	// RunOptions apply to every parent run: agentadaptor.WithModel,
 	// WithWorkDir, WithTimeout, WithNice, WithEnvDeny, WithEnvAllowList...
 	// The host adds its delegation MCP server to each run and keeps
-	// [CredentialEnv] from the parent whatever they say.
+	// [CredentialEnv] from the parent whatever they say, and keeps
+	// [ParentRawStreamLimit] bytes of its output unless they say otherwise.
 	RunOptions []agentadaptor.RunOption
 	// Agents are the remote agents the parent may delegate to: the
 	// registry (docs/design.md#registry-and-policy). The model sees only

@@ -126,7 +126,8 @@ func New(ctx context.Context, cfg Config) (_ *Host, err error) {
 	if h.tools, err = mcptool.New(mcptool.Config{Delegator: h.deleg, Logger: sdkLog, MaxConnections: cfg.MaxConnections}); err != nil {
 		return nil, err
 	}
-	runDefaults := append([]agentadaptor.RunOption{agentadaptor.WithRuntimeServices(h.tools.RuntimeService()), agentadaptor.WithEnvDeny(CredentialEnv...)}, cfg.RunOptions...)
+	runDefaults := append([]agentadaptor.RunOption{agentadaptor.WithRawStreamLimit(ParentRawStreamLimit),
+		agentadaptor.WithRuntimeServices(h.tools.RuntimeService()), agentadaptor.WithEnvDeny(CredentialEnv...)}, cfg.RunOptions...)
 	h.sdk, err = agentadaptor.New(agentadaptor.WithAdapters(cfg.Parent), agentadaptor.WithRunDefaults(runDefaults...), agentadaptor.WithLogger(sdkLog))
 	if err != nil {
 		return nil, err
