@@ -291,6 +291,8 @@ func Run(ctx context.Context, env *Env, cfg Config) (*Results, error) {
 		if err := profileProject(ctx, env, &cfg, remoteURL); err != nil {
 			return res, fmt.Errorf("profile: %w", err)
 		}
+	} else if cfg.ProfileOut != "" {
+		env.logf("no profile: it is taken of the system project, which -systems leaves out")
 	}
 	res.Duration = time.Since(res.Started)
 	return res, nil
@@ -578,8 +580,9 @@ func parseProfileShape(cfg *Config) (profileLoad, error) {
 		if err != nil || len(fs) != 1 {
 			return profileLoad{}, bad
 		}
-		_, o := fanRequests(kindProject, fs[0], cfg.FanStream, nil)
-		return profileLoad{stream: cfg.FanStream, width: fs[0].Width, c: fs[0].Runs, opts: o, desc: "fan-out " + fs[0].String()}, nil
+		st := fs[0].stream(cfg.FanStream)
+		_, o := fanRequests(kindProject, fs[0], st, nil)
+		return profileLoad{stream: st, width: fs[0].Width, c: fs[0].Runs, opts: o, desc: "fan-out " + fs[0].String()}, nil
 	case "fixed":
 		w, err := strconv.Atoi(arg)
 		if err != nil || w < 1 {
@@ -646,6 +649,14 @@ func profileProject(ctx context.Context, env *Env, cfg *Config, remoteURL string
 		// The heap as it stands under the same load (live objects after
 		// the last GC): what each active delegation holds.
 		perr = fetch(fmt.Sprintf("http://%s/debug/pprof/heap?gc=1", addr), HeapProfilePath(cfg.ProfileOut))
+	}
+	if perr == nil {
+		// Goroutines by stack (their stacks are memory the heap profile
+		// does not show) and the runtime's memory statistics, as text.
+		perr = fetch(fmt.Sprintf("http://%s/debug/pprof/goroutine?debug=1", addr), strings.TrimSuffix(cfg.ProfileOut, "-cpu.pprof")+"-goroutines.txt")
+	}
+	if perr == nil {
+		perr = fetch(fmt.Sprintf("http://%s/debug/pprof/heap?debug=1", addr), strings.TrimSuffix(cfg.ProfileOut, "-cpu.pprof")+"-memstats.txt")
 	}
 	close(stop)
 	wg.Wait()

@@ -10,11 +10,22 @@ import (
 	"time"
 )
 
+// DefaultFanOut are the fan-out shapes measured by default. At 10 × 100
+// the streams are paced 200 ms apart, 300 chunks each: 1,000 streams at
+// 20 ms would ask the remote alone for 50,000 chunks a second, over four
+// cores of its CPU on the 2-core machine the report is made on, so no
+// system would reach a steady state (every stream started before the
+// first ends); 5,000 a second leaves the relays room to be measured.
+const DefaultFanOut = "10x10,10x100:300@200ms"
+
 // FanShape is a fan-out level: Runs parent runs at once, each with Width
 // delegations at once (the shape users run: few parents, several
-// delegations each).
+// delegations each). Chunks and Interval, when set, replace the fan-out
+// stream's for this shape alone.
 type FanShape struct {
 	Runs, Width int
+	Chunks      int
+	Interval    time.Duration
 }
 
 // Streams is the number of remote streams of the shape.
@@ -22,20 +33,45 @@ func (f FanShape) Streams() int { return f.Runs * f.Width }
 
 func (f FanShape) String() string { return fmt.Sprintf("%dx%d", f.Runs, f.Width) }
 
-// ParseFanShapes parses "10x10,10x100".
+// stream returns the stream of each of the shape's delegations: def with
+// the shape's own chunks and interval.
+func (f FanShape) stream(def Stream) Stream {
+	if f.Chunks > 0 {
+		def.Chunks = f.Chunks
+	}
+	if f.Interval > 0 {
+		def.Interval = f.Interval
+	}
+	return def
+}
+
+// ParseFanShapes parses "10x10,10x100:300@200ms": RUNSxDELEGATIONS, each
+// optionally with its own CHUNKS@INTERVAL.
 func ParseFanShapes(s string) ([]FanShape, error) {
 	var out []FanShape
 	for part := range strings.SplitSeq(s, ",") {
 		if part = strings.TrimSpace(part); part == "" {
 			continue
 		}
-		a, b, ok := strings.Cut(part, "x")
+		bad := fmt.Errorf("bad fan-out shape %q: want RUNSxDELEGATIONS[:CHUNKS@INTERVAL], e.g. 10x100 or 10x100:300@200ms", part)
+		dims, stream, hasStream := strings.Cut(part, ":")
+		a, b, ok := strings.Cut(dims, "x")
 		r, err1 := strconv.Atoi(a)
 		w, err2 := strconv.Atoi(b)
 		if !ok || err1 != nil || err2 != nil || r < 1 || w < 1 {
-			return nil, fmt.Errorf("bad fan-out shape %q: want RUNSxDELEGATIONS, e.g. 10x100", part)
+			return nil, bad
 		}
-		out = append(out, FanShape{Runs: r, Width: w})
+		shape := FanShape{Runs: r, Width: w}
+		if hasStream {
+			c, iv, ok := strings.Cut(stream, "@")
+			n, err1 := strconv.Atoi(c)
+			d, err2 := time.ParseDuration(iv)
+			if !ok || err1 != nil || err2 != nil || n < 2 || d <= 0 {
+				return nil, bad
+			}
+			shape.Chunks, shape.Interval = n, d
+		}
+		out = append(out, shape)
 	}
 	return out, nil
 }
@@ -197,7 +233,7 @@ func runFanOut(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote
 		return nil, err
 	}
 	defer sys.proc.stop()
-	s := cfg.FanStream
+	s := shape.stream(cfg.FanStream)
 	res := &FanOutResult{System: k.name, Shape: shape, Stream: s}
 	// Warm-up: one run of the shape (the peer: Width runs), 2 unpaced
 	// chunks per stream.

@@ -38,7 +38,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	minRuns := fs.Int("min-runs", 20, "at least this many delegations per level")
 	rounds := fs.Int("rounds", 2, "delegations per level = max(rounds × concurrency, min-runs)")
 	maxRuns := fs.Int("max-runs", 1000, "cap delegations per level (0: none)")
-	fanout := fs.String("fanout", "10x10,10x100", "fan-out shapes RUNSxDELEGATIONS, comma-separated (\"\": none)")
+	fanout := fs.String("fanout", DefaultFanOut, "fan-out shapes RUNSxDELEGATIONS[:CHUNKS@INTERVAL] (a shape's own stream instead of -fanout-chunks and -fanout-interval), comma-separated (\"\": none)")
 	fanChunks := fs.Int("fanout-chunks", 500, "chunks per delegation of the fan-out shapes")
 	fanInterval := fs.Duration("fanout-interval", 20*time.Millisecond, "pause between a fan-out delegation's chunks")
 	fixedRuns := fs.Int("fixed-runs", 100, "runs per shape of the fixed-cost pass (0: skip it)")
