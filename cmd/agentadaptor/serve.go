@@ -35,6 +35,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "agentadaptor serve: making the process non-dumpable: %v\n", err)
 		return 1
 	}
+	tuneServeGC()
 	if _, err := newLogger(io.Discard, *logFormat); err != nil {
 		fmt.Fprintf(stderr, "agentadaptor serve: %v\n", err)
 		return 2
