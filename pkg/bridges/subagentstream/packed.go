@@ -118,8 +118,9 @@ type packedPart struct {
 // packFrames packs frames (their ids consecutive) into blocks of at most
 // maxBlock bytes of JSON; st is what is open before the first frame, and is
 // consumed. prev, if not nil, is the state of the stream's previous block:
-// a block whose start holds the same things open shares it. It returns nil when the frames cannot be packed (more than 256
-// distinct types, a frame of 4 GiB): they are then kept as they are.
+// a block whose start holds the same things open shares it. It returns nil
+// when the frames cannot be packed (more than 256 distinct types, a frame
+// of 4 GiB): they are then kept as they are.
 func packFrames(frames []*Frame, st, prev *openState, maxBlock int) *packedPart {
 	p := &packedPart{typ: make([]uint8, len(frames)), size: make([]uint32, len(frames))}
 	pk := getPacker()
