@@ -1,15 +1,12 @@
 package subagentstream
 
 import (
-	"bytes"
-	"compress/flate"
 	"fmt"
-	"io"
 	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+	"github.com/klauspost/compress/s2"
 )
 
 // A stream's replay log (docs/design.md#replay-and-reconnect) is kept in
@@ -17,7 +14,7 @@ import (
 // and before it a packed prefix. Once the tail holds livePackBytes of JSON
 // (or livePackFrames frames) the appending goroutine packs it, outside the
 // stream's lock but for the swap, into one block of the prefix: the
-// frames' JSON, concatenated and flate-compressed, plus an index of a type
+// frames' JSON, concatenated and compressed as one S2 block, plus an index of a type
 // and a length per frame (ids are consecutive) and the open state at the
 // block's start. Nothing a live stream needs of a frame but its JSON
 // outlives the tail: its coalescing info serves the subscribers that
@@ -60,7 +57,7 @@ type packedBlock struct {
 	first  uint64
 	raw    int    // the length of the concatenated JSON
 	stored bool   // data is the JSON itself (it did not compress)
-	data   []byte // the JSON, flate-compressed unless stored
+	data   []byte // the JSON, an S2 block unless stored
 	// state is what is open before the block's first frame; never
 	// changed (readers clone it), and shared by consecutive blocks while
 	// nothing opens or closes. n is the frames applied to it there.
@@ -68,18 +65,19 @@ type packedBlock struct {
 	n     int
 }
 
-// A flate writer is about 1.2 MB to allocate, and live streams pack a
-// block every few dozen frames: writers are kept in a small free list that
-// garbage collection does not empty (a sync.Pool would, and under load the
-// host would allocate one for most blocks). Readers are small.
-var (
-	idlePackers  = make(chan *packer, maxIdlePackers)
-	flateReaders = sync.Pool{New: func() any { return flate.NewReader(nil) }}
-)
+// S2 (github.com/klauspost/compress/s2, a Snappy extension) packs a block
+// of frames about six times faster than flate at its fastest level and
+// unpacks it ten times faster, for a block about 10% larger: the live log
+// is packed on the merge goroutine, once per frame of the run, so speed
+// is what counts. A packer is the two buffers a block is built in (the
+// encoder itself holds no state between blocks); live streams pack a block
+// every few dozen frames, so packers are kept in a small free list that
+// garbage collection does not empty (a sync.Pool would, and under load
+// most blocks would allocate their buffers again).
+var idlePackers = make(chan *packer, maxIdlePackers)
 
-// maxIdlePackers bounds the writers kept: packing is short and seldom runs
-// on more goroutines at once than the host has cores (a writer kept is
-// about 1.2 MB of the host's memory).
+// maxIdlePackers bounds the packers kept: packing is short and seldom runs
+// on more goroutines at once than the host has cores.
 var maxIdlePackers = min(4, runtime.GOMAXPROCS(0))
 
 func getPacker() *packer {
@@ -91,17 +89,22 @@ func getPacker() *packer {
 	}
 }
 
+// putPacker keeps pk unless the free list is full or pk grew past a
+// block's size (a single huge frame).
 func putPacker(pk *packer) {
+	if cap(pk.raw) > 2*packBlockBytes {
+		return
+	}
 	select {
 	case idlePackers <- pk:
 	default:
 	}
 }
 
-// packer compresses one block at a time.
+// packer builds one block at a time: raw is the concatenated JSON, out
+// the block encoded.
 type packer struct {
-	w   *flate.Writer
-	out bytes.Buffer
+	raw, out []byte
 }
 
 // packedPart is frames packed and not yet added to a log: blocks and
@@ -125,31 +128,30 @@ func packFrames(frames []*Frame, st, prev *openState, maxBlock int) *packedPart 
 	p := &packedPart{typ: make([]uint8, len(frames)), size: make([]uint32, len(frames))}
 	pk := getPacker()
 	defer putPacker(pk)
-	first, raw, n := 0, 0, 0
+	first, n := 0, 0
 	begin := func(i int) {
-		first, raw, n = i, 0, st.n
+		first, n = i, st.n
 		if prev == nil || prev.gen != st.gen {
 			prev = st.clone()
 		}
-		pk.out.Reset()
-		if pk.w == nil {
-			pk.w, _ = flate.NewWriter(&pk.out, flate.BestSpeed) // a valid level: no error
-		} else {
-			pk.w.Reset(&pk.out)
-		}
+		pk.raw = pk.raw[:0]
 	}
 	end := func(i int) {
 		if i == first {
 			return
 		}
-		_ = pk.w.Close() // writes to a bytes.Buffer: no error
+		raw := len(pk.raw)
 		b := packedBlock{first: frames[first].ID, raw: raw, state: prev, n: n}
-		if pk.out.Len() < raw {
-			b.data = bytes.Clone(pk.out.Bytes())
+		if need := s2.MaxEncodedLen(raw); need < 0 {
+			b.data, b.stored = slices.Clone(pk.raw), true // too large for a block
 		} else {
-			b.data, b.stored = make([]byte, 0, raw), true
-			for _, f := range frames[first:i] {
-				b.data = append(b.data, f.Data...)
+			if cap(pk.out) < need {
+				pk.out = make([]byte, need)
+			}
+			if enc := s2.Encode(pk.out[:need], pk.raw); len(enc) < raw {
+				b.data = slices.Clone(enc)
+			} else {
+				b.data, b.stored = slices.Clone(pk.raw), true
 			}
 		}
 		p.blocks = append(p.blocks, b)
@@ -170,13 +172,12 @@ func packFrames(frames []*Frame, st, prev *openState, maxBlock int) *packedPart 
 		if uint64(len(f.Data)) > 1<<32-1 {
 			return nil
 		}
-		if raw > 0 && raw+len(f.Data) > maxBlock {
+		if len(pk.raw) > 0 && len(pk.raw)+len(f.Data) > maxBlock {
 			end(i)
 			begin(i)
 		}
 		p.typ[i], p.size[i] = uint8(t), uint32(len(f.Data))
-		_, _ = pk.w.Write(f.Data)
-		raw += len(f.Data)
+		pk.raw = append(pk.raw, f.Data...)
 		st.applyFrame(f)
 	}
 	end(len(frames))
@@ -253,13 +254,11 @@ func (p *packedLog) unpack(b int) ([]byte, error) {
 	if blk.stored {
 		return blk.data, nil // never written to: frames slice it capped
 	}
-	r := flateReaders.Get().(io.ReadCloser)
-	defer flateReaders.Put(r)
-	if err := r.(flate.Resetter).Reset(bytes.NewReader(blk.data), nil); err != nil {
-		return nil, err
+	if n, err := s2.DecodedLen(blk.data); err != nil || n != blk.raw {
+		return nil, fmt.Errorf("subagentstream: unpacking a replay log block: its length is %d, not %d (%v)", n, blk.raw, err)
 	}
-	buf := make([]byte, blk.raw)
-	if _, err := io.ReadFull(r, buf); err != nil {
+	buf, err := s2.Decode(make([]byte, blk.raw), blk.data)
+	if err != nil {
 		return nil, fmt.Errorf("subagentstream: unpacking a replay log block: %w", err)
 	}
 	return buf, nil
