@@ -42,6 +42,12 @@ type Config struct {
 	// once), each delegation streaming FanStream.
 	FanOut    []FanShape
 	FanStream Stream
+	// FanRounds is how many times each fan-out shape is measured (default
+	// 1). The systems take turns within a round, each round in a rotated
+	// order, and the report gives each figure's median over the rounds:
+	// at 10 × 10 one run's ratios to the bare relay move by half their
+	// value between runs of the same build.
+	FanRounds int
 	// Fixed is the fixed-cost pass (none when Fixed.Runs is 0).
 	Fixed FixedConfig
 	// ProfileLevel and ProfileSeconds: when ProfileOut is set, a CPU

@@ -85,6 +85,8 @@ type FanOutResult struct {
 	System string
 	Shape  FanShape
 	Stream Stream
+	// Round is the round of the shape this result is of, from 1.
+	Round int
 	// Requests is the number of POST /agui: Runs for the project and the
 	// bare relay (each carries Width streams), Runs×Width for the peer (one
 	// remote stream per AG-UI run: @ag-ui/a2a has no fan-out).
@@ -338,24 +340,31 @@ func runFanOut(ctx context.Context, env *Env, cfg *Config, k *systemKind, remote
 	return res, nil
 }
 
-// runFanOuts runs every fan-out shape for every system.
+// runFanOuts runs every fan-out shape for every system, cfg.FanRounds
+// times: in round r the systems start from the r-th, so that none is
+// always measured first or right after the same one.
 func runFanOuts(ctx context.Context, env *Env, cfg *Config, kinds []*systemKind, remote *proc, remoteURL string, res *Results) error {
+	rounds := max(1, cfg.FanRounds)
 	for _, shape := range cfg.FanOut {
-		for _, k := range kinds {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			fr, err := runFanOut(ctx, env, cfg, k, remote, remoteURL, shape)
-			if err != nil {
-				return fmt.Errorf("%s at %s: %w", k.name, shape, err)
-			}
-			res.FanOut = append(res.FanOut, *fr)
-			sp, al := fr.CPUPerChunk()
-			env.logf("%-7s fan-out %s: requests=%d chunks=%d lost=%d lostTerminals=%d errors=%d ramp=%v window=%v steady p50=%v p99=%v cpu/chunk=%v (%v with parents) wall=%v",
-				k.name, shape, fr.Requests, fr.Chunks, fr.Lost, fr.LostTerminals, fr.Errors, fr.Ramp.Round(time.Millisecond), fr.Window.Round(time.Millisecond),
-				fr.Steady.P50, fr.Steady.P99, sp, al, fr.Wall.Round(time.Millisecond))
-			if fr.FirstError != "" {
-				env.logf("  first error: %s", fr.FirstError)
+		for round := range rounds {
+			for i := range kinds {
+				k := kinds[(i+round)%len(kinds)]
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				fr, err := runFanOut(ctx, env, cfg, k, remote, remoteURL, shape)
+				if err != nil {
+					return fmt.Errorf("%s at %s, round %d: %w", k.name, shape, round+1, err)
+				}
+				fr.Round = round + 1
+				res.FanOut = append(res.FanOut, *fr)
+				sp, al := fr.CPUPerChunk()
+				env.logf("%-7s fan-out %s round %d/%d: requests=%d chunks=%d lost=%d lostTerminals=%d errors=%d ramp=%v window=%v steady p50=%v p99=%v cpu/chunk=%v (%v with parents) wall=%v",
+					k.name, shape, round+1, rounds, fr.Requests, fr.Chunks, fr.Lost, fr.LostTerminals, fr.Errors, fr.Ramp.Round(time.Millisecond), fr.Window.Round(time.Millisecond),
+					fr.Steady.P50, fr.Steady.P99, sp, al, fr.Wall.Round(time.Millisecond))
+				if fr.FirstError != "" {
+					env.logf("  first error: %s", fr.FirstError)
+				}
 			}
 		}
 	}

@@ -41,6 +41,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fanout := fs.String("fanout", DefaultFanOut, "fan-out shapes RUNSxDELEGATIONS[:CHUNKS@INTERVAL] (a shape's own stream instead of -fanout-chunks and -fanout-interval), comma-separated (\"\": none)")
 	fanChunks := fs.Int("fanout-chunks", 500, "chunks per delegation of the fan-out shapes")
 	fanInterval := fs.Duration("fanout-interval", 20*time.Millisecond, "pause between a fan-out delegation's chunks")
+	fanRounds := fs.Int("fanout-rounds", 3, "rounds of each fan-out shape, the systems interleaved (the report gives each figure's median)")
 	fixedRuns := fs.Int("fixed-runs", 100, "runs per shape of the fixed-cost pass (0: skip it)")
 	fixedConc := fs.Int("fixed-concurrency", 10, "concurrent runs of the fixed-cost pass")
 	fixedWidth := fs.Int("fixed-width", 10, "delegations per run of the fixed-cost pass's wide shape (at least 2)")
@@ -67,7 +68,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg := Config{Stream: Stream{Chunks: *chunks, Interval: *interval, Size: *size}, Long: *long, LongRepeat: *longRepeat,
 		ProfileLevel: *profileLevel, ProfileShape: *profileShape, ProfileSeconds: *profileSeconds, LevelTimeout: *timeout, ParentNice: *parentNice,
-		FanStream: Stream{Chunks: *fanChunks, Interval: *fanInterval, Size: *size}}
+		FanStream: Stream{Chunks: *fanChunks, Interval: *fanInterval, Size: *size}, FanRounds: *fanRounds}
+	if *fanRounds < 1 {
+		logf("-fanout-rounds %d: want at least 1", *fanRounds)
+		return 2
+	}
 	var err error
 	if cfg.FanOut, err = ParseFanShapes(*fanout); err != nil {
 		logf("-fanout: %v", err)

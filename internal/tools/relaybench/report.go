@@ -365,10 +365,12 @@ func projectOnly(f func(string) (float64, string, bool)) func(string) (float64, 
 // fanOutMarkdown writes a table per fan-out shape.
 func (r *Results) fanOutMarkdown(b *bytes.Buffer, systems []string) {
 	for _, shape := range r.Config.FanOut {
-		by := map[string]*FanOutResult{}
+		by := map[string][]*FanOutResult{} // a system's rounds
+		rounds := 0
 		for i := range r.FanOut {
-			if r.FanOut[i].Shape == shape {
-				by[r.FanOut[i].System] = &r.FanOut[i]
+			if fr := &r.FanOut[i]; fr.Shape == shape {
+				by[fr.System] = append(by[fr.System], fr)
+				rounds = max(rounds, len(by[fr.System]))
 			}
 		}
 		if len(by) == 0 {
@@ -376,30 +378,54 @@ func (r *Results) fanOutMarkdown(b *bytes.Buffer, systems []string) {
 		}
 		var s0 Stream
 		for _, f := range by {
-			s0 = f.Stream
+			s0 = f[0].Stream
 		}
 		fmt.Fprintf(b, "### Fan-out: %d runs × %d concurrent delegations each (%d streams)\n\n", shape.Runs, shape.Width, shape.Streams())
-		fmt.Fprintf(b, "All %d runs at once, each delegation %d chunks of %d B, %v apart. The project's parent makes its %d tool calls at once (a `parallel:` step); the bare relay relays %d remote streams into each of its %d responses; the peer, which has no fan-out, gets one AG-UI run per remote stream. **Steady state** is the window from the moment every stream has had its first chunk until the first stream has had its last: latency, CPU and RSS are of that window unless a row says otherwise.\n\n",
+		fmt.Fprintf(b, "All %d runs at once, each delegation %d chunks of %d B, %v apart. The project's parent makes its %d tool calls at once (a `parallel:` step); the bare relay relays %d remote streams into each of its %d responses; the peer, which has no fan-out, gets one AG-UI run per remote stream. **Steady state** is the window from the moment every stream has had its first chunk until the first stream has had its last: latency, CPU and RSS are of that window unless a row says otherwise.",
 			shape.Runs, s0.Chunks, s0.Size, s0.Interval, shape.Width, shape.Width, shape.Runs)
-		get := func(f func(*FanOutResult) (float64, string)) func(string) (float64, string, bool) {
-			return func(s string) (float64, string, bool) {
-				fr := by[s]
-				if fr == nil {
-					return 0, "", false
+		if rounds > 1 {
+			fmt.Fprintf(b, " Each system was measured %d times, the systems taking turns (each round in a rotated order, a fresh instance each time): a figure is the median of its rounds (ratios are of the medians), and a count is listed per round where the rounds differ.", rounds)
+		}
+		b.WriteString("\n\n")
+		// median returns the median by value of f over a system's rounds
+		// (the lower middle one of an even count); for a figure without a
+		// value (v < 0: counts, text) the rounds' texts, joined when they
+		// differ.
+		median := func(frs []*FanOutResult, windowOnly bool, f func(*FanOutResult) (float64, string)) (float64, string, bool) {
+			type vt struct {
+				v float64
+				t string
+			}
+			var got []vt
+			for _, fr := range frs {
+				if windowOnly && fr.Window == 0 {
+					continue
 				}
 				v, t := f(fr)
-				return v, t, true
+				got = append(got, vt{v, t})
 			}
+			if len(got) == 0 {
+				return 0, "", false
+			}
+			if got[0].v < 0 {
+				texts := make([]string, len(got))
+				for i, g := range got {
+					texts[i] = g.t
+				}
+				if len(slices.Compact(slices.Clone(texts))) == 1 {
+					return -1, texts[0], true
+				}
+				return -1, strings.Join(texts, "; "), true
+			}
+			slices.SortStableFunc(got, func(a, b vt) int { return cmp.Compare(a.v, b.v) })
+			m := got[(len(got)-1)/2]
+			return m.v, m.t, true
+		}
+		get := func(f func(*FanOutResult) (float64, string)) func(string) (float64, string, bool) {
+			return func(s string) (float64, string, bool) { return median(by[s], false, f) }
 		}
 		windowed := func(f func(*FanOutResult) (float64, string)) func(string) (float64, string, bool) {
-			return func(s string) (float64, string, bool) {
-				fr := by[s]
-				if fr == nil || fr.Window == 0 {
-					return 0, "", false
-				}
-				v, t := f(fr)
-				return v, t, true
-			}
+			return func(s string) (float64, string, bool) { return median(by[s], true, f) }
 		}
 		dur := func(f func(*FanOutResult) time.Duration) func(string) (float64, string, bool) {
 			return windowed(func(fr *FanOutResult) (float64, string) { d := f(fr); return float64(d), ms(d) })
@@ -466,12 +492,42 @@ func (r *Results) fanOutMarkdown(b *bytes.Buffer, systems []string) {
 			})},
 		}
 		table(b, systems, rows)
+		if rounds > 1 {
+			roundRatios(b, by["project"], by["bare"])
+		}
 		for _, s := range systems {
-			if fr := by[s]; fr != nil && fr.FirstError != "" {
-				fmt.Fprintf(b, "\n%s: first error: `%s`\n", s, oneLine(fr.FirstError))
+			for _, fr := range by[s] {
+				switch {
+				case fr.FirstError == "":
+				case rounds > 1:
+					fmt.Fprintf(b, "\n%s, round %d: first error: `%s`\n", s, fr.Round, oneLine(fr.FirstError))
+				default:
+					fmt.Fprintf(b, "\n%s: first error: `%s`\n", s, oneLine(fr.FirstError))
+				}
 			}
 		}
 		b.WriteString("\n")
+	}
+}
+
+// roundRatios writes, round by round, the project's steady-state p99 and
+// serve CPU per chunk over the bare relay's of the same round: how far one
+// run's ratios move.
+func roundRatios(b *bytes.Buffer, project, bare []*FanOutResult) {
+	var p99, cpu []string
+	for _, p := range project {
+		for _, q := range bare {
+			if q.Round != p.Round || p.Window == 0 || q.Window == 0 {
+				continue
+			}
+			ps, _ := p.CPUPerChunk()
+			qs, _ := q.CPUPerChunk()
+			p99 = append(p99, ratio(float64(p.Steady.P99), float64(q.Steady.P99)))
+			cpu = append(cpu, ratio(float64(ps), float64(qs)))
+		}
+	}
+	if len(p99) > 0 {
+		fmt.Fprintf(b, "\nRound by round, project/bare: steady-state p99 %s; serve CPU per chunk %s.\n", strings.Join(p99, ", "), strings.Join(cpu, ", "))
 	}
 }
 

@@ -98,3 +98,37 @@ func TestFanOutTableWithoutSteadyState(t *testing.T) {
 	}
 	t.Errorf("no CPU row:\n%s", md)
 }
+
+// With rounds, each figure is the median of a system's rounds (the lower
+// middle one of an even count), ratios are of the medians, counts that
+// differ are listed per round, and the project's ratios to the bare relay
+// are given round by round.
+func TestFanOutTableMediansOfRounds(t *testing.T) {
+	shape := FanShape{Runs: 2, Width: 3}
+	res := &Results{Config: Config{Systems: []string{"project", "bare"}, FanOut: []FanShape{shape}}}
+	round := func(sys string, r int, cpu time.Duration, p99 time.Duration, lost int) FanOutResult {
+		return FanOutResult{System: sys, Shape: shape, Round: r, Requests: 2, Chunks: 100, Lost: lost, Window: time.Second,
+			WindowChunks: 100, CPU: CPU{Self: cpu}, Steady: Percentiles{P99: p99}}
+	}
+	res.FanOut = []FanOutResult{
+		round("project", 1, 30*time.Millisecond, 9*time.Millisecond, 0),
+		round("bare", 1, 10*time.Millisecond, 3*time.Millisecond, 0),
+		round("bare", 2, 20*time.Millisecond, 1*time.Millisecond, 0),
+		round("project", 2, 10*time.Millisecond, 1*time.Millisecond, 1),
+		round("project", 3, 20*time.Millisecond, 4*time.Millisecond, 0),
+		round("bare", 3, 40*time.Millisecond, 2*time.Millisecond, 0),
+	}
+	md := res.Markdown()
+	want := []string{
+		"| CPU per chunk, µs (project: serve alone) | 200 | 200 | 1.00× |",
+		"| steady-state relay latency p99, ms | 4.00 | 2.00 | 2.00× |",
+		"| chunks lost / runs without terminal / errors | 0 / 0 / 0; 1 / 0 / 0; 0 / 0 / 0 | 0 / 0 / 0 | — |",
+		"Round by round, project/bare: steady-state p99 3.00×, 1.00×, 2.00×; serve CPU per chunk 3.00×, 0.50×, 0.50×.",
+		"Each system was measured 3 times",
+	}
+	for _, w := range want {
+		if !strings.Contains(md, w) {
+			t.Errorf("no %q in:\n%s", w, md)
+		}
+	}
+}
