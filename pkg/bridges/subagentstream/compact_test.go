@@ -45,6 +45,11 @@ func testStream(opts Options) *mergedStream {
 // finishes; del-2 starts and is left to the parent's end, which closes it.
 // When open is set the run is left open (no RUN_FINISHED).
 func feedRun(s *mergedStream, deltas, size int, open bool) {
+	feedRunText(s, deltas, open, func(rng *rand.Rand) string { return prose(rng, size) })
+}
+
+// feedRunText is feedRun with each delta's text from text.
+func feedRunText(s *mergedStream, deltas int, open bool, text func(*rand.Rand) string) {
 	at := func(i int) time.Time { return testEpoch.Add(time.Duration(i) * time.Millisecond) }
 	s.onParent(events.NewRunStartedEvent("th-1", "run-1"))
 	s.onParent(events.NewTextMessageStartEvent("m1", events.WithRole("assistant")))
@@ -71,7 +76,7 @@ func feedRun(s *mergedStream, deltas, size int, open bool) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range deltas {
 		send(4+i, delegation.DelegationTextDelta, func(e *delegation.DelegationEvent) {
-			e.RemoteMessageID, e.Delta = "rm", prose(rng, size)+fmt.Sprintf(" <%d>", i)
+			e.RemoteMessageID, e.Delta = "rm", text(rng)+fmt.Sprintf(" <%d>", i)
 		})
 		if i == deltas/2 {
 			// A second delegation in the middle, never finished by its remote.
@@ -103,6 +108,17 @@ func releaseHeld(s *mergedStream) {
 var words = strings.Fields("the of agent remote delegation stream frame text a an is was research result tool call message replay and to in it that")
 
 // prose returns about n bytes of words.
+// noise returns n bytes of random letters and digits: text no block
+// compresses, so the packed log keeps it as it is.
+func noise(rng *rand.Rand, n int) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[rng.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
 func prose(rng *rand.Rand, n int) string {
 	var b strings.Builder
 	for b.Len() < n {
@@ -166,18 +182,27 @@ func TestPackedLogAnswersLikeTheLog(t *testing.T) {
 		mode         Mode
 		replayFrames int
 		deltas, size int
+		// noise: the deltas are random text, each larger than a block, so
+		// each is a block of its own that does not compress: kept as it
+		// is (stored), and read the same.
+		noise bool
 	}{
-		{"custom", ModeCustom, 0, 60, 2000},
-		{"custom trimmed", ModeCustom, 45, 60, 2000},
-		{"custom one block", ModeCustom, 0, 20, 48},
-		{"standard", ModeStandard, 0, 60, 2000},
-		{"standard trimmed", ModeStandard, 45, 60, 2000},
-		{"tool nested trimmed", ModeToolNested, 40, 60, 2000},
+		{"custom", ModeCustom, 0, 60, 2000, false},
+		{"custom trimmed", ModeCustom, 45, 60, 2000, false},
+		{"custom one block", ModeCustom, 0, 20, 48, false},
+		{"custom incompressible", ModeCustom, 0, 3, packBlockBytes + 4000, true},
+		{"standard", ModeStandard, 0, 60, 2000, false},
+		{"standard trimmed", ModeStandard, 45, 60, 2000, false},
+		{"tool nested trimmed", ModeToolNested, 40, 60, 2000, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := testStream(Options{Mode: tc.mode, ReplayFrames: tc.replayFrames})
 			s.packAt = -1 // the log as it was, packed only when the stream ends
-			feedRun(s, tc.deltas, tc.size, false)
+			text := func(rng *rand.Rand) string { return prose(rng, tc.size) }
+			if tc.noise {
+				text = func(rng *rand.Rand) string { return noise(rng, tc.size) }
+			}
+			feedRunText(s, tc.deltas, false, text)
 			s.finish(false)
 			if s.packed.len() != 0 {
 				t.Fatal("finish(false) packed the log")
@@ -198,6 +223,15 @@ func TestPackedLogAnswersLikeTheLog(t *testing.T) {
 			}
 			if tc.size > 1000 && len(s.packed.blocks) < 2 {
 				t.Fatalf("%d packed blocks: the test must span several", len(s.packed.blocks))
+			}
+			stored := 0
+			for _, b := range s.packed.blocks {
+				if b.stored {
+					stored++
+				}
+			}
+			if tc.noise && stored < tc.deltas || !tc.noise && stored > 0 {
+				t.Fatalf("%d of %d blocks stored as they are, random text %v", stored, len(s.packed.blocks), tc.noise)
 			}
 			for c := range last + 2 {
 				sameAnswer(t, c, answerAt(t, s.Stream, c), want[c])
