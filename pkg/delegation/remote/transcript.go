@@ -331,9 +331,15 @@ func (t *Transcript) CloseTexts() []delegation.DelegationEvent {
 // ones before it, so that one message is open at a time; every open
 // message is closed by Finish.
 func (t *Transcript) TextSnapshot(key, chunk string, appendChunk, last, snapshot, stream bool) []delegation.DelegationEvent {
+	return t.AppendTextSnapshot(nil, key, chunk, appendChunk, last, stream)
+}
+
+// AppendTextSnapshot is TextSnapshot appending its events to dst (a
+// streamed chunk then costs no allocation of its own).
+func (t *Transcript) AppendTextSnapshot(dst []delegation.DelegationEvent, key, chunk string, appendChunk, last, stream bool) []delegation.DelegationEvent {
 	msg := t.message(key)
 	if msg == nil {
-		return nil
+		return dst
 	}
 	var delta string
 	cur := msg.String()
@@ -351,9 +357,9 @@ func (t *Transcript) TextSnapshot(key, chunk string, appendChunk, last, snapshot
 		msg.appendText(chunk)
 	}
 	if msg.ended {
-		return nil
+		return dst
 	}
-	var out []delegation.DelegationEvent
+	out := dst
 	if !msg.started && (delta != "" || last) {
 		if !stream {
 			for _, other := range t.textOrder {
@@ -371,7 +377,6 @@ func (t *Transcript) TextSnapshot(key, chunk string, appendChunk, last, snapshot
 	if last && msg.started {
 		out = append(out, t.TextEnd(key)...)
 	}
-	_ = snapshot
 	return out
 }
 
