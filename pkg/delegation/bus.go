@@ -96,8 +96,10 @@ type MemoryBus struct {
 }
 
 type busRun struct {
-	seq  uint64
-	subs map[*Feed]struct{}
+	seq uint64
+	// subs are the run's subscriptions in subscription order (a slice:
+	// a run has a few, and Publish walks them for every event).
+	subs []*Feed
 	// inline are the subs whose reader Publish calls after it let go of
 	// the bus's lock (Feed.Notify); replaced, never changed in place, so
 	// that Publish reads it under the lock and calls them after.
@@ -128,7 +130,7 @@ func (b *MemoryBus) run(runID string) *busRun {
 	}
 	r := b.runs[runID]
 	if r == nil {
-		r = &busRun{subs: map[*Feed]struct{}{}, lastStatus: map[string]string{}}
+		r = &busRun{lastStatus: map[string]string{}}
 		b.runs[runID] = r
 	}
 	return r
@@ -171,7 +173,7 @@ func (b *MemoryBus) Publish(ev DelegationEvent) {
 // channel closed when it has room again (or has ended); nil when none is.
 // Called with b.mu held.
 func (r *busRun) fullLossless() <-chan struct{} {
-	for f := range r.subs {
+	for _, f := range r.subs {
 		if room := f.Full(); room != nil {
 			return room
 		}
@@ -216,19 +218,23 @@ func (b *MemoryBus) publishLocked(r *busRun, ev DelegationEvent) {
 		r.backlogDrops[i].last = ev
 		return
 	}
-	for f := range r.subs {
+	ended := false
+	for _, f := range r.subs {
 		if !f.Push(ev) {
-			r.forget(f) // it ended
+			ended = true
 		}
+	}
+	if ended {
+		r.forgetEnded()
 	}
 }
 
-// forget removes an ended subscription's feed from the run; called with
-// b.mu held.
-func (r *busRun) forget(f *Feed) {
-	delete(r.subs, f)
-	if i := slices.Index(r.inline, f); i >= 0 {
-		r.inline = slices.Delete(slices.Clone(r.inline), i, i+1)
+// forgetEnded removes the feeds of ended subscriptions from the run;
+// called with b.mu held.
+func (r *busRun) forgetEnded() {
+	r.subs = slices.DeleteFunc(r.subs, (*Feed).ended)
+	if slices.ContainsFunc(r.inline, (*Feed).ended) {
+		r.inline = slices.DeleteFunc(slices.Clone(r.inline), (*Feed).ended)
 	}
 }
 
@@ -296,7 +302,7 @@ func (b *MemoryBus) subscribe(ctx context.Context, runID string, opts Subscripti
 	if r.closed {
 		feed.End()
 	} else {
-		r.subs[feed] = struct{}{}
+		r.subs = append(r.subs, feed)
 		if feed.Inline() {
 			r.inline = append(slices.Clip(r.inline), feed)
 		}
@@ -343,9 +349,9 @@ func (b *MemoryBus) CloseRun(runID string) {
 	r := b.run(runID)
 	r.closed = true
 	subs := r.subs
-	r.subs, r.inline = map[*Feed]struct{}{}, nil
+	r.subs, r.inline = nil, nil
 	b.mu.Unlock()
-	for f := range subs {
+	for _, f := range subs {
 		f.End()
 		f.Notify()
 	}

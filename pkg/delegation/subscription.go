@@ -264,6 +264,15 @@ func (s *Subscription) signal() {
 	}
 }
 
+// ended reports what Push reports false for: the subscription ended, was
+// disconnected, or was ended by End.
+func (f *Feed) ended() bool {
+	s := f.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ended || s.err != nil || s.closing
+}
+
 // End tells the subscription that its run was closed: it delivers what it
 // holds, then ends (C closes; TryNext reports the end), and publishers
 // waiting on Full go on. Later pushes are ignored.
