@@ -60,6 +60,7 @@ type Transcript struct {
 
 	texts     map[string]*textMsg
 	textOrder []string
+	lastMsg   *textMsg // what message returned last
 
 	arts     map[string]*artAcc
 	artOrder []string
@@ -251,6 +252,9 @@ func (t *Transcript) TerminalError() *delegation.DelegationError { return t.term
 // message returns the text message of key, creating it; nil beyond the
 // tracking bound.
 func (t *Transcript) message(key string) *textMsg {
+	if t.lastMsg != nil && t.lastMsg.id == key {
+		return t.lastMsg // a streamed message's next chunk
+	}
 	msg := t.texts[key]
 	if msg == nil {
 		if len(t.textOrder) >= maxTrackedTexts {
@@ -261,6 +265,7 @@ func (t *Transcript) message(key string) *textMsg {
 		t.textOrder = append(t.textOrder, key)
 		t.outOrder = append(t.outOrder, "m"+key)
 	}
+	t.lastMsg = msg
 	return msg
 }
 
