@@ -96,8 +96,14 @@ type MemoryBus struct {
 }
 
 type busRun struct {
-	seq        uint64
-	subs       map[*Feed]struct{}
+	seq uint64
+	// subs are the run's subscriptions in subscription order (a slice:
+	// a run has a few, and Publish walks them for every event).
+	subs []*Feed
+	// inline are the subs whose reader Publish calls after it let go of
+	// the bus's lock (Feed.Notify); replaced, never changed in place, so
+	// that Publish reads it under the lock and calls them after.
+	inline     []*Feed
 	backlog    []DelegationEvent // events before the first subscriber
 	subscribed bool
 	lastStatus map[string]string
@@ -124,7 +130,7 @@ func (b *MemoryBus) run(runID string) *busRun {
 	}
 	r := b.runs[runID]
 	if r == nil {
-		r = &busRun{subs: map[*Feed]struct{}{}, lastStatus: map[string]string{}}
+		r = &busRun{lastStatus: map[string]string{}}
 		b.runs[runID] = r
 	}
 	return r
@@ -154,7 +160,11 @@ func (b *MemoryBus) Publish(ev DelegationEvent) {
 			}
 		}
 		b.publishLocked(r, ev)
+		inline := r.inline
 		b.mu.Unlock()
+		for _, f := range inline {
+			f.Notify()
+		}
 		return
 	}
 }
@@ -163,7 +173,7 @@ func (b *MemoryBus) Publish(ev DelegationEvent) {
 // channel closed when it has room again (or has ended); nil when none is.
 // Called with b.mu held.
 func (r *busRun) fullLossless() <-chan struct{} {
-	for f := range r.subs {
+	for _, f := range r.subs {
 		if room := f.Full(); room != nil {
 			return room
 		}
@@ -208,10 +218,23 @@ func (b *MemoryBus) publishLocked(r *busRun, ev DelegationEvent) {
 		r.backlogDrops[i].last = ev
 		return
 	}
-	for f := range r.subs {
+	ended := false
+	for _, f := range r.subs {
 		if !f.Push(ev) {
-			delete(r.subs, f) // it ended: forget it
+			ended = true
 		}
+	}
+	if ended {
+		r.forgetEnded()
+	}
+}
+
+// forgetEnded removes the feeds of ended subscriptions from the run;
+// called with b.mu held.
+func (r *busRun) forgetEnded() {
+	r.subs = slices.DeleteFunc(r.subs, (*Feed).ended)
+	if slices.ContainsFunc(r.inline, (*Feed).ended) {
+		r.inline = slices.DeleteFunc(slices.Clone(r.inline), (*Feed).ended)
 	}
 }
 
@@ -246,18 +269,25 @@ const maxBacklog = 1024
 
 // SubscribeRun implements EventBus.
 func (b *MemoryBus) SubscribeRun(ctx context.Context, runID string) *Subscription {
-	return b.subscribe(ctx, runID, false)
+	return b.subscribe(ctx, runID, SubscriptionOptions{})
 }
 
 // SubscribeRunDirect implements DirectSubscriber: a subscription like
 // SubscribeRun's, without its goroutine.
 func (b *MemoryBus) SubscribeRunDirect(ctx context.Context, runID string) *Subscription {
-	return b.subscribe(ctx, runID, true)
+	return b.subscribe(ctx, runID, SubscriptionOptions{Direct: true})
 }
 
-func (b *MemoryBus) subscribe(ctx context.Context, runID string, direct bool) *Subscription {
-	s, feed := NewSubscription(ctx, SubscriptionOptions{Buffer: b.Buffer, MaxVolatileBytes: b.MaxVolatileBytes,
-		MaxQueued: b.MaxQueued, MaxQueuedBytes: b.MaxQueuedBytes, Direct: direct})
+// SubscribeRunInline implements InlineSubscriber: a direct subscription
+// whose reader, ready, Publish calls on the publishing goroutine once it
+// let go of the bus's lock, and CloseRun after the run's end.
+func (b *MemoryBus) SubscribeRunInline(ctx context.Context, runID string, ready func()) *Subscription {
+	return b.subscribe(ctx, runID, SubscriptionOptions{Direct: true, Inline: ready})
+}
+
+func (b *MemoryBus) subscribe(ctx context.Context, runID string, opts SubscriptionOptions) *Subscription {
+	opts.Buffer, opts.MaxVolatileBytes, opts.MaxQueued, opts.MaxQueuedBytes = b.Buffer, b.MaxVolatileBytes, b.MaxQueued, b.MaxQueuedBytes
+	s, feed := NewSubscription(ctx, opts)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	r := b.run(runID)
@@ -272,8 +302,14 @@ func (b *MemoryBus) subscribe(ctx context.Context, runID string, direct bool) *S
 	if r.closed {
 		feed.End()
 	} else {
-		r.subs[feed] = struct{}{}
+		r.subs = append(r.subs, feed)
+		if feed.Inline() {
+			r.inline = append(slices.Clip(r.inline), feed)
+		}
 	}
+	// The backlog is not announced to an inline reader: it has no
+	// subscription to read before this returns, and reads what is queued
+	// when it starts.
 	return s
 }
 
@@ -289,16 +325,35 @@ type DirectSubscriber interface {
 	SubscribeRunDirect(ctx context.Context, runID string) *Subscription
 }
 
+// InlineSubscriber is implemented by buses that can call a direct
+// subscription's reader where an event is published (MemoryBus; another
+// bus makes such subscriptions with NewSubscription and
+// SubscriptionOptions.Inline, and calls Feed.Notify after Push and End,
+// outside its own locks). SubscribeRunInline returns a direct subscription
+// whose reader is ready: instead of a signal on Ready that wakes the
+// goroutine waiting there, the bus calls ready on the publisher's
+// goroutine after each event it queued for the subscription, and after
+// the run's end; ready takes what it can with TryNext and leaves the rest
+// for its reader's next call. The run's merge reads the bus this way:
+// no goroutine is woken per event (docs/design.md#the-bus). ready may run
+// on several publishers at once, must not block, and is not called for
+// what was queued before SubscribeRunInline returned.
+type InlineSubscriber interface {
+	DirectSubscriber
+	SubscribeRunInline(ctx context.Context, runID string, ready func()) *Subscription
+}
+
 // CloseRun implements EventBus.
 func (b *MemoryBus) CloseRun(runID string) {
 	b.mu.Lock()
 	r := b.run(runID)
 	r.closed = true
 	subs := r.subs
-	r.subs = map[*Feed]struct{}{}
+	r.subs, r.inline = nil, nil
 	b.mu.Unlock()
-	for f := range subs {
+	for _, f := range subs {
 		f.End()
+		f.Notify()
 	}
 	// Forget the run after a while so late publishes are still discarded.
 	time.AfterFunc(time.Minute, func() {

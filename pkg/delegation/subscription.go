@@ -25,6 +25,16 @@ type SubscriptionOptions struct {
 	// lossless: never disconnected; its Feed's Full tells the bus when to
 	// wait for its reader.
 	Direct bool
+	// Inline, with Direct, makes the reader's wake-up a call instead of a
+	// signal on Ready (what an InlineSubscriber returns): the bus calls it
+	// through Feed.Notify on the goroutine that published, outside its
+	// own locks, after it queued an event for the subscription or ended
+	// it; Close calls it too. The reader takes what it can right there
+	// with TryNext, so no goroutine is woken per event. It may be called
+	// from several goroutines at once, and must not block or publish to
+	// the same run while it holds a lock that its other callers wait for.
+	// Ready is never signalled then.
+	Inline func()
 }
 
 // NewSubscription returns a subscription to hand to the caller of
@@ -40,6 +50,9 @@ func NewSubscription(ctx context.Context, opts SubscriptionOptions) (*Subscripti
 	opts.defaults()
 	s := &Subscription{buffer: opts.Buffer, maxBytes: opts.MaxVolatileBytes, maxQueued: opts.MaxQueued, maxQueuedBytes: opts.MaxQueuedBytes,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}), direct: opts.Direct, lossless: opts.Direct}
+	if opts.Direct {
+		s.inline = opts.Inline
+	}
 	s.feed.s = s
 	if opts.Direct {
 		// No goroutine: the reader's TryNext observes the end; ctx ends
@@ -109,23 +122,38 @@ type Subscription struct {
 	stopped chan struct{}
 
 	direct  bool
+	inline  func() // SubscriptionOptions.Inline of a direct subscription
 	stopCtx func() bool
 }
 
 // Feed is a bus's end of one Subscription (NewSubscription): the bus pushes
 // the run's events into it in Seq order, one at a time, and ends it when
 // the run is closed. Its methods never block and are safe to call under
-// the bus's own lock.
+// the bus's own lock, but Notify.
 type Feed struct{ s *Subscription }
 
 // Ready returns a channel that receives when a direct subscription may
 // have an event (or has ended) for TryNext. Nil for a subscription read
-// through C.
+// through C; never signalled for an inline one (SubscriptionOptions.Inline).
 func (s *Subscription) Ready() <-chan struct{} {
 	if !s.direct {
 		return nil
 	}
 	return s.wake
+}
+
+// Inline reports whether the subscription's reader is called by the bus
+// (SubscriptionOptions.Inline) rather than woken through Ready.
+func (f *Feed) Inline() bool { return f.s.inline != nil }
+
+// Notify calls an inline subscription's reader (SubscriptionOptions.Inline)
+// on this goroutine: a bus calls it after Push or End, outside its own
+// locks, so that the reader takes the events where they were published.
+// It does nothing for other subscriptions, which Push and End signal.
+func (f *Feed) Notify() {
+	if f.s.inline != nil {
+		f.s.inline()
+	}
 }
 
 // TryNext returns a direct subscription's next event without blocking: ok
@@ -177,6 +205,9 @@ func (s *Subscription) Close() {
 			s.releaseRoomLocked()
 			s.mu.Unlock()
 			s.signal()
+			if s.inline != nil {
+				s.inline()
+			}
 		}
 	})
 	<-s.stopped
@@ -221,11 +252,25 @@ func (s *Subscription) overflowLocked() {
 	s.once.Do(func() { close(s.done) })
 }
 
+// signal wakes the reader waiting on Ready (or C's dispatcher); an inline
+// reader is called by Notify instead.
 func (s *Subscription) signal() {
+	if s.inline != nil {
+		return
+	}
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// ended reports what Push reports false for: the subscription ended, was
+// disconnected, or was ended by End.
+func (f *Feed) ended() bool {
+	s := f.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ended || s.err != nil || s.closing
 }
 
 // End tells the subscription that its run was closed: it delivers what it

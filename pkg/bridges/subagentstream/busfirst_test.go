@@ -33,11 +33,18 @@ func (j hookJournal) End(bool)                                                  
 // the remote publishes its status k. Each status must come right after the
 // delta it was published during, before delta k+1. A merge that only
 // selected between the two sources would pick the parent's next event about
-// every other time: sixteen rounds leave such a merge no way to pass.
+// every other time: sixteen rounds leave such a merge no way to pass. It
+// holds whichever way the merge reads the bus's queue: inline (the
+// publisher merges) or direct.
 func TestBusDrainedBeforeEachParentEvent(t *testing.T) {
+	for _, r := range busReaders() {
+		t.Run(r.name, func(t *testing.T) { testBusDrainedBeforeEachParentEvent(t, r.bus()) })
+	}
+}
+
+func testBusDrainedBeforeEachParentEvent(t *testing.T, bus delegation.EventBus) {
 	defer goleak.VerifyNone(t)
 	const rounds = 16
-	bus := delegation.NewMemoryBus()
 	a := &shellParent{dir: t.TempDir()}
 	steps := []any{P{Kind: agentadaptor.KindTextStart, MessageID: "m1"}}
 	for k := range rounds {

@@ -2,12 +2,12 @@ package subagentstream
 
 import "github.com/seed0634/agentadaptor/pkg/delegation"
 
-// delegations is the merge goroutine's record of a run's delegations and
+// delegations is the merge's record of a run's delegations and
 // of the parent's delegating tool calls, and of how the two pair
 // (docs/design.md#correlation): by the parent tool call an event names
 // (strong), else by call order (medium), else not yet (the delegation
-// waits unclaimed under the run until a call appears). Owned by the merge
-// goroutine, like the merger that holds it.
+// waits unclaimed under the run until a call appears). Guarded by the
+// merger's mutex, like the merger that holds it.
 type delegations struct {
 	groups    map[string]*group
 	order     []string // delegation ids in start order

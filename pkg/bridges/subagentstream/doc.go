@@ -6,7 +6,11 @@
 //
 // # Ordering and grouping
 //
-// A [Stream] owns one merge goroutine per run. Parent events pass unchanged
+// A [Stream] owns one merge goroutine per run; on a bus that offers inline
+// subscriptions (delegation.InlineSubscriber, as MemoryBus does) a
+// delegation event is merged on the goroutine that published it while
+// nothing waits, so that no goroutine is woken per event
+// (docs/design.md#how-the-mux-orders-a-run). Parent events pass unchanged
 // (they are the pkg/bridges/agui translation of the run's payloads);
 // delegation events become CUSTOM subagent.* events whose value has the
 // camelCase shape of docs/design.md#subagent-wire-shape ([Value]), or, by [Mode], AG-UI 1.x

@@ -23,15 +23,45 @@ import (
 type identity struct {
 	runID, parentToolCallID, delegationID, agentKey, agentName, protocol string
 	remoteTaskID, remoteContextID, status, text                          string
+	// head and tail are the identity's part of the value, encoded once:
+	// the keys before "delta" and "messageId" (from ,"value":{), and those
+	// after them up to the event's end, without "synthesized". Set by
+	// identityOf, never changed: frames in subscribers' queues re-encode
+	// from them when they coalesce.
+	head, tail []byte
 }
 
 func identityOf(runID string, ev *delegation.DelegationEvent) identity {
-	return identity{
+	id := identity{
 		runID: runID, parentToolCallID: ev.ParentToolCallID, delegationID: ev.DelegationID,
 		agentKey: ev.AgentKey, agentName: ev.AgentName, protocol: ev.Protocol,
 		remoteTaskID: ev.RemoteTaskID, remoteContextID: ev.RemoteContextID,
 		status: ev.Status, text: ev.Text,
 	}
+	head := appendJSONString([]byte(`,"value":{"agentKey":`), id.agentKey)
+	head = appendField(head, `,"agentName":`, id.agentName)
+	head = append(head, `,"delegationId":`...)
+	id.head = appendJSONString(head, id.delegationID)
+	id.tail = id.appendTail(nil, false)
+	return id
+}
+
+// appendTail appends the keys of the value after "messageId", in sorted
+// order, and the event's end.
+func (id *identity) appendTail(dst []byte, synthesized bool) []byte {
+	dst = appendField(dst, `,"parentToolCallId":`, id.parentToolCallID)
+	dst = append(dst, `,"protocol":`...)
+	dst = appendJSONString(dst, id.protocol)
+	dst = appendField(dst, `,"remoteContextId":`, id.remoteContextID)
+	dst = appendField(dst, `,"remoteTaskId":`, id.remoteTaskID)
+	dst = append(dst, `,"runId":`...)
+	dst = appendJSONString(dst, id.runID)
+	dst = appendField(dst, `,"status":`, id.status)
+	if synthesized {
+		dst = append(dst, `,"synthesized":true`...)
+	}
+	dst = appendField(dst, `,"text":`, id.text)
+	return append(dst, "}}"...)
 }
 
 // is reports whether ev (in the stream runID) has this identity.
@@ -56,26 +86,13 @@ func appendCustomEvent(dst []byte, name string, ts int64, id *identity, messageI
 	dst = appendJSONString(dst, name)
 	// The keys of Value's map, in sorted order; runId, delegationId,
 	// agentKey and protocol are always present.
-	dst = append(dst, `,"value":{"agentKey":`...)
-	dst = appendJSONString(dst, id.agentKey)
-	dst = appendField(dst, `,"agentName":`, id.agentName)
-	dst = append(dst, `,"delegationId":`...)
-	dst = appendJSONString(dst, id.delegationID)
+	dst = append(dst, id.head...)
 	dst = appendField(dst, `,"delta":`, delta)
 	dst = appendField(dst, `,"messageId":`, messageID)
-	dst = appendField(dst, `,"parentToolCallId":`, id.parentToolCallID)
-	dst = append(dst, `,"protocol":`...)
-	dst = appendJSONString(dst, id.protocol)
-	dst = appendField(dst, `,"remoteContextId":`, id.remoteContextID)
-	dst = appendField(dst, `,"remoteTaskId":`, id.remoteTaskID)
-	dst = append(dst, `,"runId":`...)
-	dst = appendJSONString(dst, id.runID)
-	dst = appendField(dst, `,"status":`, id.status)
 	if synthesized {
-		dst = append(dst, `,"synthesized":true`...)
+		return id.appendTail(dst, true)
 	}
-	dst = appendField(dst, `,"text":`, id.text)
-	return append(dst, "}}"...)
+	return append(dst, id.tail...)
 }
 
 func appendField(dst []byte, key, v string) []byte {
@@ -86,27 +103,20 @@ func appendField(dst []byte, key, v string) []byte {
 }
 
 // encodedSize is the length of appendCustomEvent's output when no
-// character needs escaping (append grows the buffer when one does): a
-// frame's buffer is allocated once and at its size, since replay logs keep
-// it (docs/design.md#replay-and-reconnect).
+// character of name, messageID or delta needs escaping (append grows the
+// buffer when one does), "synthesized" counted in: a frame's buffer is
+// allocated once and at its size, since replay logs keep it
+// (docs/design.md#replay-and-reconnect).
 func encodedSize(name string, id *identity, messageID, delta string) int {
-	n := len(`{"type":"CUSTOM","timestamp":`) + 20 + len(`,"name":""`) + len(name) +
-		len(`,"value":{"agentKey":""`) + len(id.agentKey) + len(`,"delegationId":""`) + len(id.delegationID) +
-		len(`,"protocol":""`) + len(id.protocol) + len(`,"runId":""`) + len(id.runID) + len(`,"synthesized":true`) + len("}}")
+	n := len(`{"type":"CUSTOM","timestamp":`) + 20 + len(`,"name":""`) + len(name) + len(`,"synthesized":true`)
 	field := func(key, v string) {
 		if v != "" {
 			n += len(key) + 2 + len(v)
 		}
 	}
-	field(`,"agentName":`, id.agentName)
 	field(`,"delta":`, delta)
 	field(`,"messageId":`, messageID)
-	field(`,"parentToolCallId":`, id.parentToolCallID)
-	field(`,"remoteContextId":`, id.remoteContextID)
-	field(`,"remoteTaskId":`, id.remoteTaskID)
-	field(`,"status":`, id.status)
-	field(`,"text":`, id.text)
-	return n
+	return n + len(id.head) + len(id.tail)
 }
 
 // fastFrame encodes a delegation event the direct way (see fastEncodable).

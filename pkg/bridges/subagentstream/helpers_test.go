@@ -230,3 +230,38 @@ func delta(msg, d string) func(*delegation.DelegationEvent) {
 func msg(id string) func(*delegation.DelegationEvent) {
 	return func(e *delegation.DelegationEvent) { e.RemoteMessageID = id }
 }
+
+// busReaders are a MemoryBus offered to the merge in each of the ways a
+// bus may offer its events from its queue: inline
+// (delegation.InlineSubscriber) and direct only
+// (delegation.DirectSubscriber). (Through a channel, a dispatcher
+// goroutine stands between the queue and the merge.)
+func busReaders() []struct {
+	name string
+	bus  func() delegation.EventBus
+} {
+	return []struct {
+		name string
+		bus  func() delegation.EventBus
+	}{
+		{"inline", func() delegation.EventBus { return delegation.NewMemoryBus() }},
+		{"direct", func() delegation.EventBus { return directBus{channelBus{delegation.NewMemoryBus()}} }},
+	}
+}
+
+// channelBus offers a MemoryBus's EventBus methods alone: the merge reads
+// it through a channel.
+type channelBus struct{ b *delegation.MemoryBus }
+
+func (c channelBus) Publish(ev delegation.DelegationEvent) { c.b.Publish(ev) }
+func (c channelBus) SubscribeRun(ctx context.Context, runID string) *delegation.Subscription {
+	return c.b.SubscribeRun(ctx, runID)
+}
+func (c channelBus) CloseRun(runID string) { c.b.CloseRun(runID) }
+
+// directBus offers a MemoryBus's direct subscriptions, not its inline ones.
+type directBus struct{ channelBus }
+
+func (d directBus) SubscribeRunDirect(ctx context.Context, runID string) *delegation.Subscription {
+	return d.b.SubscribeRunDirect(ctx, runID)
+}

@@ -18,9 +18,17 @@ import (
 // its delegation is still open is held until the delegation's terminal
 // event, and everything the parent emits after it waits behind it, while
 // the delegation's own events keep flowing.
+//
+// It holds whichever way the merge reads the bus's queue: inline (the
+// publisher merges while nothing is held) or direct.
 func TestToolResultHeldWhileItsDelegationIsOpen(t *testing.T) {
+	for _, r := range busReaders() {
+		t.Run(r.name, func(t *testing.T) { testToolResultHeldWhileItsDelegationIsOpen(t, r.bus()) })
+	}
+}
+
+func testToolResultHeldWhileItsDelegationIsOpen(t *testing.T, bus delegation.EventBus) {
 	defer goleak.VerifyNone(t)
-	bus := delegation.NewMemoryBus()
 	// The hold must end on the terminal event, never on its timeout.
 	hub := subagentstream.NewHub(bus, subagentstream.HubOptions{Stream: subagentstream.Options{HoldTimeout: time.Hour}})
 	defer hub.Close()

@@ -60,7 +60,8 @@ type HubOptions struct {
 
 // Hub owns the merged streams of a host's runs: it implements
 // sse.SubagentBus for POST /agui and serves GET /agui/runs/{runId}/events.
-// Every stream's merge goroutine is owned by the Hub and stopped by Close.
+// Every stream's merge goroutine is owned by the Hub and stopped by Close
+// (a publisher merging its own events holds the merge only while it does).
 type Hub struct {
 	bus  delegation.EventBus
 	opts HubOptions
@@ -197,12 +198,6 @@ func (h *Hub) Start(handle *agentadaptor.RunHandle, threadID, runID string) *Str
 // sse.RunKey(owner, runID), and its frames carry runID.
 func (h *Hub) start(handle *agentadaptor.RunHandle, threadID, runID, owner string) *Stream {
 	key := sse.RunKey(owner, runID)
-	var sub *delegation.Subscription
-	if ds, ok := h.bus.(delegation.DirectSubscriber); ok {
-		sub = ds.SubscribeRunDirect(h.ctx, handle.RunID())
-	} else {
-		sub = h.bus.SubscribeRun(h.ctx, handle.RunID())
-	}
 	opts := h.opts.Stream
 	if h.opts.Journal != nil {
 		opts.journal = h.opts.Journal.Begin(JournalRun{RunID: runID, ThreadID: threadID, SDKRunID: handle.RunID(), Owner: owner, Cancel: handle.Cancel})
@@ -218,7 +213,7 @@ func (h *Hub) start(handle *agentadaptor.RunHandle, threadID, runID, owner strin
 	h.streams[key] = st
 	h.mu.Unlock()
 	h.wg.Add(1)
-	st.start(h.ctx, handle, sub, func() {
+	st.start(h.ctx, handle, h.bus, func() {
 		defer h.wg.Done()
 		h.ended(key, st)
 	})

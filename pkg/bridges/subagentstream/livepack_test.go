@@ -294,11 +294,11 @@ func TestLivePackedLogTrimsInsideABlock(t *testing.T) {
 	// Trim both to a first frame inside the packed prefix's second block.
 	target := s.packed.blocks[1].first + 5
 	for _, m := range []*mergedStream{s, ref} {
-		m.mu.Lock()
+		m.Stream.mu.Lock()
 		for m.firstID < target {
 			m.trimFirst()
 		}
-		m.mu.Unlock()
+		m.Stream.mu.Unlock()
 	}
 	if s.packed.first != s.packed.blocks[0].first || s.packed.blocks[0].first >= s.firstID {
 		t.Fatalf("log from %d, packed from %d", s.firstID, s.packed.first)
@@ -392,8 +392,8 @@ func TestLiveBlocksShareTheirOpenState(t *testing.T) {
 	livePacked(t, s.Stream, 5)
 	check := func(wantDistinct int) {
 		t.Helper()
-		s.mu.Lock()
-		defer s.mu.Unlock()
+		s.Stream.mu.Lock()
+		defer s.Stream.mu.Unlock()
 		p := &s.packed
 		distinct := map[*openState]bool{}
 		for i, b := range p.blocks {

@@ -2,6 +2,8 @@ package subagentstream
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
@@ -13,15 +15,33 @@ import (
 // merger is a run's merge: it reads the parent's payloads and the run's
 // bus subscription, orders and groups them
 // (docs/design.md#how-the-mux-orders-a-run) and appends the resulting
-// frames to its Stream. Every field is owned by the merge goroutine
-// (Stream.start); the stream's replay log and subscribers are the
-// stream's, behind its mutex, and reached only through Stream.append. The
-// merger is let go with its goroutine: an ended stream keeps its log and
-// little else.
+// frames to its Stream. Its fields below mu are guarded by mu and
+// changed by whoever holds it: the merge goroutine (Stream.start), which
+// takes the parent's payloads and the hold's timer, or, on an inline bus
+// subscription (delegation.InlineSubscriber), a delegation's publisher,
+// which merges the events it published right there (busReady) while
+// nothing is held, so that no goroutine is woken per delegation event.
+// The stream's replay log and subscribers are the stream's, behind its
+// own mutex, and reached only through Stream.append. The merger is let go
+// with its goroutine: an ended stream keeps its log and little else.
 type merger struct {
 	out   *Stream
 	opts  Options // out's
 	runID string  // out's AG-UI runId
+
+	// pending is set by busReady when the bus queued events that the
+	// holder of mu has still to take; kick (one slot) wakes the merge
+	// goroutine when an inline reader leaves events to it.
+	pending atomic.Bool
+	kick    chan struct{}
+
+	mu  sync.Mutex
+	bus busReader
+	tr  *agui.Translator
+	// started: the parent's first event was translated (delegation
+	// events wait on the bus until then); finished: the stream has
+	// ended, and nothing is merged any more.
+	started, finished bool
 
 	dels delegations
 	// held are parent events waiting for subagents' terminal events, in
@@ -36,66 +56,169 @@ type merger struct {
 	received time.Time
 }
 
+// inlineBatch bounds the events one busReady call merges before it leaves
+// the rest to the merge goroutine: a publisher does the run's merging
+// while nobody else does, not everyone's for ever.
+const inlineBatch = 256
+
 func newMerger(out *Stream) *merger {
-	return &merger{out: out, opts: out.opts, runID: out.runID, dels: newDelegations()}
+	return &merger{out: out, opts: out.opts, runID: out.runID, dels: newDelegations(), kick: make(chan struct{}, 1)}
+}
+
+// subscribe subscribes m to the run's bus events: inline where the bus
+// offers it, else directly, else through a channel.
+func (m *merger) subscribe(ctx context.Context, bus delegation.EventBus, runID string) *delegation.Subscription {
+	var sub *delegation.Subscription
+	switch b := bus.(type) {
+	case delegation.InlineSubscriber:
+		sub = b.SubscribeRunInline(ctx, runID, m.busReady)
+		m.bus = busReader{sub: sub, direct: true, wake: m.kick}
+	case delegation.DirectSubscriber:
+		sub = b.SubscribeRunDirect(ctx, runID)
+		m.bus = busReader{sub: sub, direct: true, wake: sub.Ready()}
+	default:
+		sub = bus.SubscribeRun(ctx, runID)
+		m.bus = busReader{sub: sub, c: sub.C}
+	}
+	return sub
 }
 
 // run merges until the parent's stream has ended and nothing is held
 // (then the stream ends, its log packed), or ctx ends (the hub closing:
 // the stream ends as it is). It closes the bus subscription.
-func (m *merger) run(ctx context.Context, payloads <-chan agentadaptor.StreamPayload, sub *delegation.Subscription, tr *agui.Translator) {
+func (m *merger) run(ctx context.Context, payloads <-chan agentadaptor.StreamPayload, tr *agui.Translator) {
+	m.mu.Lock()
+	m.tr = tr
+	sub := m.bus.sub
+	m.mu.Unlock()
 	defer sub.Close()
-	bus := busReader{sub: sub, c: sub.C, ready: sub.Ready()}
 	var hold holdTimer
 	defer hold.stop()
-	// The parent's RUN_STARTED opens the stream: delegation events wait on
-	// the bus until the first parent event was translated.
-	started := false
-	for !tr.Done() || len(m.held) > 0 {
+	for {
+		m.mu.Lock()
 		// Delegation events published before a parent event was even
-		// produced must come first: drain the bus before each parent event.
-		if started {
-			bus.drain(m.onDelegation)
+		// produced must come first: drain the bus before each parent
+		// event.
+		if m.started {
+			m.bus.drain(m.onDelegation)
 		}
 		m.release(false)
 		if len(m.held) > 0 {
 			hold.arm(m.holdUntil)
 		}
-		if tr.Done() && len(m.held) == 0 {
-			break
+		if m.tr.Done() && len(m.held) == 0 {
+			break // with mu held
 		}
 		in := payloads
-		if tr.Done() {
+		if m.tr.Done() {
 			in = nil
 		}
-		busC, readyC := bus.wait(started)
+		// The parent's RUN_STARTED opens the stream: nothing waits for
+		// the bus before it.
+		busC, wake := m.bus.wait(m.started)
+		m.unlock()
 		select {
 		case p, ok := <-in:
-			started = true
-			if !m.onPayload(tr, p, ok) {
+			m.mu.Lock()
+			m.started = true
+			if !m.onPayload(p, ok) {
 				payloads = nil
 			}
+			m.unlock()
 		case ev, ok := <-busC:
-			bus.received(ev, ok, m.onDelegation)
-		case <-readyC:
-			bus.drain(m.onDelegation)
+			m.mu.Lock()
+			m.bus.received(ev, ok, m.onDelegation)
+			m.unlock()
+		case <-wake:
+			// drained at the top
 		case <-hold.c:
 			hold.fired()
+			m.mu.Lock()
 			if !m.opts.Clock().Before(m.holdUntil) {
 				m.release(true)
 			}
+			m.unlock()
 		case <-ctx.Done():
+			m.mu.Lock()
+			m.finished = true
 			m.out.finish(false) // the hub is closing: nothing is kept
+			m.mu.Unlock()
 			return
 		}
 	}
+	m.finished = true
 	m.out.finish(true)
+	m.mu.Unlock()
+}
+
+// busReady is the inline bus subscription's reader
+// (delegation.InlineSubscriber): on the publisher's goroutine, it merges
+// what the bus queued, unless another goroutine holds the merge, which
+// then does it before letting go (unlock).
+func (m *merger) busReady() {
+	m.pending.Store(true)
+	if m.mu.TryLock() {
+		m.unlock()
+	}
+}
+
+// unlock lets go of mu, first merging what an inline bus subscription
+// queued meanwhile (pending); it tries again for what is queued while it
+// lets go, unless another goroutine took mu, which then does the same.
+func (m *merger) unlock() {
+	for {
+		if m.pending.Swap(false) {
+			m.mergeQueued()
+		}
+		m.mu.Unlock()
+		if !m.pending.Load() || !m.mu.TryLock() {
+			return
+		}
+	}
+}
+
+// mergeQueued merges, with mu held, the bus events queued for an inline
+// subscription. It leaves them to the merge goroutine before the parent's
+// first event (which the goroutine drains the bus for) and once the parent
+// has ended; while parent events are held (releasing them is the merge
+// goroutine's, with its timer) and past inlineBatch events it leaves them
+// too, and kicks the goroutine.
+func (m *merger) mergeQueued() {
+	if m.finished || !m.started || m.tr.Done() && len(m.held) == 0 {
+		return
+	}
+	if len(m.held) > 0 {
+		m.kickLoop()
+		return
+	}
+	for range inlineBatch {
+		ev, ok, end := m.bus.sub.TryNext()
+		if end {
+			m.bus.direct = false
+			m.kickLoop()
+			return
+		}
+		if !ok {
+			return
+		}
+		m.onDelegation(ev) // never holds anything: only parent events are held
+	}
+	m.kickLoop()
+}
+
+// kickLoop wakes the merge goroutine (for what mergeQueued left to it).
+func (m *merger) kickLoop() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
 }
 
 // onPayload translates one parent payload; ok false means the payloads
 // ended, and the translator closes the parent's stream. It reports
 // whether the payloads are still open.
-func (m *merger) onPayload(tr *agui.Translator, p agentadaptor.StreamPayload, ok bool) bool {
+func (m *merger) onPayload(p agentadaptor.StreamPayload, ok bool) bool {
+	tr := m.tr
 	if !ok {
 		for _, ev := range tr.Close(agui.CodeStreamEnded, "") {
 			m.onParent(ev)
@@ -111,21 +234,26 @@ func (m *merger) onPayload(tr *agui.Translator, p agentadaptor.StreamPayload, ok
 	return true
 }
 
-// busReader reads the run's bus subscription for the merge goroutine:
-// from its queue when the bus offers that (delegation.DirectSubscriber: no
-// goroutine, no hand-off per event), otherwise through its channel.
+// busReader reads the run's bus subscription for the merge: from its
+// queue when the bus offers that (delegation.DirectSubscriber: no
+// goroutine, no hand-off per event; delegation.InlineSubscriber: not
+// even a wake-up), otherwise through its channel.
 type busReader struct {
-	sub   *delegation.Subscription
-	c     <-chan delegation.DelegationEvent // nil for a direct subscription, or once closed
-	ready <-chan struct{}                   // nil for a channel subscription, or once ended
+	sub *delegation.Subscription
+	c   <-chan delegation.DelegationEvent // nil for a direct subscription, or once closed
+	// direct: read with TryNext, until it reported the end; wake is what
+	// the merge goroutine waits on for it (the subscription's Ready, or,
+	// inline, the merger's kick).
+	direct bool
+	wake   <-chan struct{}
 }
 
 // drain handles every event the subscription holds now, without waiting.
 func (b *busReader) drain(handle func(delegation.DelegationEvent)) {
-	for b.ready != nil {
+	for b.direct {
 		ev, ok, end := b.sub.TryNext()
 		if end {
-			b.ready = nil
+			b.direct = false
 			break
 		}
 		if !ok {
@@ -145,14 +273,17 @@ func (b *busReader) drain(handle func(delegation.DelegationEvent)) {
 	}
 }
 
-// wait returns what the merge waits on for the next bus event: the
-// channel's events, or the direct subscription's readiness (drain then);
-// nothing before the parent's first event.
+// wait returns what the merge goroutine waits on for the next bus event:
+// the channel's events, or the direct subscription's wake-up (drain
+// then); nothing before the parent's first event.
 func (b *busReader) wait(started bool) (<-chan delegation.DelegationEvent, <-chan struct{}) {
 	if !started {
 		return nil, nil
 	}
-	return b.c, b.ready
+	if !b.direct {
+		return b.c, nil
+	}
+	return b.c, b.wake
 }
 
 // received handles an event received from the channel (ok false: it

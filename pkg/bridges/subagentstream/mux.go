@@ -211,7 +211,7 @@ func (d *deltaInfo) reframe(s *Stream, text string) *Frame {
 
 // Stream is one run's merged AG-UI stream: its frames with a global
 // cursor, a bounded replay log (packed as it grows, packed.go) and the
-// subscribers it fans frames out to. Its merge goroutine (a merger, started
+// subscribers it fans frames out to. Its merge (a merger, whose goroutine is started
 // by start) appends the frames; a Mirror appends another process's. Its
 // identity and options never change; everything else is guarded by mu.
 // Done is closed when the stream has ended.
@@ -270,21 +270,24 @@ func makeStream(threadID, runID string, opts Options) *Stream {
 }
 
 // start runs the merge goroutine over the run's payloads and its bus
-// subscription until the stream ends (or ctx does); ended, if set, is
-// called on that goroutine as its last act, before Done is closed.
-func (s *Stream) start(ctx context.Context, h *agentadaptor.RunHandle, sub *delegation.Subscription, ended func()) {
+// events until the stream ends (or ctx does); ended, if set, is called on
+// that goroutine as its last act, before Done is closed. The stream
+// subscribes to the run's bus events (merger.subscribe) before start
+// returns.
+func (s *Stream) start(ctx context.Context, h *agentadaptor.RunHandle, bus delegation.EventBus, ended func()) {
 	tr := s.opts.Translator
 	tr.ThreadID, tr.RunID = s.threadID, s.runID
 	if tr.Clock == nil {
 		tr.Clock = s.opts.Clock
 	}
 	m := newMerger(s)
+	m.subscribe(ctx, bus, h.RunID())
 	go func() {
 		defer close(s.done)
 		if ended != nil {
 			defer ended()
 		}
-		m.run(ctx, h.StreamEvents(), sub, agui.NewTranslator(tr))
+		m.run(ctx, h.StreamEvents(), agui.NewTranslator(tr))
 	}()
 }
 

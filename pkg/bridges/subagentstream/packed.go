@@ -68,7 +68,7 @@ type packedBlock struct {
 // S2 (github.com/klauspost/compress/s2, a Snappy extension) packs a block
 // of frames about six times faster than flate at its fastest level and
 // unpacks it ten times faster, for a block about 10% larger: the live log
-// is packed on the merge goroutine, once per frame of the run, so speed
+// is packed by whoever holds the merge, once per frame of the run, so speed
 // is what counts. A packer is the two buffers a block is built in (the
 // encoder itself holds no state between blocks); live streams pack a block
 // every few dozen frames, so packers are kept in a small free list that

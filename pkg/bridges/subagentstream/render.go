@@ -9,7 +9,7 @@ import (
 	"github.com/seed0634/agentadaptor/pkg/delegation"
 )
 
-// Rendering: the merge goroutine turns each delegation event it lets
+// Rendering: the merge (whoever holds it, merge.go) turns each delegation event it lets
 // through into frames per Options.Mode (docs/design.md#stream-modes) and
 // appends them to its stream. The hot events take the direct encoding
 // (encode.go); the others the AG-UI SDK's.

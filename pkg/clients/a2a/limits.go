@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -133,8 +134,24 @@ func (l *sseLimiter) Read(p []byte) (int, error) {
 		return 0, l.err
 	}
 	if l.maxEvent > 0 {
-		for _, c := range p[:n] {
-			switch c {
+		// Runs of line content are counted whole (IndexByte finds the
+		// line ends), the line ends one by one.
+		for b := p[:n]; len(b) > 0; {
+			i, run := lineEnd(b), len(b)
+			if i >= 0 {
+				run = i
+			}
+			if run > 0 {
+				l.afterEOL, l.pendingCR = false, false
+				if l.event += int64(run); l.event > l.maxEvent {
+					l.err = fmt.Errorf("%w: an event or line of more than %d bytes", ErrEventTooLarge, l.maxEvent)
+					return 0, l.err
+				}
+			}
+			if i < 0 {
+				break
+			}
+			switch b[i] {
 			case '\r':
 				if l.afterEOL {
 					l.event = 0 // a blank line ends the event
@@ -143,22 +160,30 @@ func (l *sseLimiter) Read(p []byte) (int, error) {
 			case '\n':
 				if l.pendingCR { // the LF of a CRLF
 					l.pendingCR = false
-					continue
-				}
-				if l.afterEOL {
-					l.event = 0
-				}
-				l.afterEOL = true
-			default:
-				l.afterEOL, l.pendingCR = false, false
-				if l.event++; l.event > l.maxEvent {
-					l.err = fmt.Errorf("%w: an event or line of more than %d bytes", ErrEventTooLarge, l.maxEvent)
-					return 0, l.err
+				} else {
+					if l.afterEOL {
+						l.event = 0
+					}
+					l.afterEOL = true
 				}
 			}
+			b = b[i+1:]
 		}
 	}
 	return n, err
+}
+
+// lineEnd returns the index of b's first '\r' or '\n', or -1.
+func lineEnd(b []byte) int {
+	lf := bytes.IndexByte(b, '\n')
+	head := b
+	if lf >= 0 {
+		head = b[:lf]
+	}
+	if cr := bytes.IndexByte(head, '\r'); cr >= 0 {
+		return cr
+	}
+	return lf
 }
 
 func (l *sseLimiter) Close() error { return l.rc.Close() }

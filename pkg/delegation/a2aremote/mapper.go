@@ -73,6 +73,10 @@ type mapper struct {
 	// streams its answer as working status messages, chunk by chunk, and
 	// ends every turn in input-required without a message.
 	turnText string
+
+	// out is the array Map returns its events in, reused by the next call:
+	// a streamed chunk costs no allocation of its own.
+	out []delegation.DelegationEvent
 }
 
 func newMapper(t *remote.Transcript, streamText bool) *mapper {
@@ -104,11 +108,19 @@ func StateOf(s a2aclient.TaskState) remote.State {
 }
 
 // Map maps one remote event. Events after the terminal one are ignored.
+// The events it returns are valid until its next call, which reuses their
+// array.
 func (m *mapper) Map(ev a2aclient.Event) (out []delegation.DelegationEvent) {
+	clear(m.out)
+	out = m.out[:0]
 	defer func() {
 		if r := recover(); r != nil {
 			// Defence in depth: a malformed payload must never crash the host.
 			out = append(out, m.t.Finish(delegation.DelegationFailed, &delegation.DelegationError{Code: delegation.CodeRemoteFailed, Message: "malformed remote payload"})...)
+		}
+		m.out = out
+		if len(out) == 0 {
+			out = nil
 		}
 	}()
 	if m.t.Terminal() != "" || ev == nil {
@@ -151,7 +163,7 @@ func (m *mapper) Map(ev a2aclient.Event) (out []delegation.DelegationEvent) {
 		if e.Append && prev != nil && sameChunk(e, prev) {
 			return nil // a repeated append chunk: duplicate delivery
 		}
-		out = append(out, m.artifact(e.Artifact, e.Append, e.LastChunk, false)...)
+		out = m.appendArtifact(out, e.Artifact, e.Append, e.LastChunk, false)
 	case *a2aclient.Message:
 		text := sanitize.Text(a2aclient.TextOf(e.Parts), remote.MaxMessageBytes)
 		if e.TaskID == "" && m.taskID == "" {
@@ -328,13 +340,18 @@ func (m *mapper) status(st a2aclient.TaskStatus) []delegation.DelegationEvent {
 
 // artifact handles one artifact (an update chunk, or complete in a task snapshot).
 func (m *mapper) artifact(a *a2aclient.Artifact, appendChunk, last, snapshot bool) []delegation.DelegationEvent {
+	return m.appendArtifact(nil, a, appendChunk, last, snapshot)
+}
+
+// appendArtifact is artifact appending its events to dst.
+func (m *mapper) appendArtifact(dst []delegation.DelegationEvent, a *a2aclient.Artifact, appendChunk, last, snapshot bool) []delegation.DelegationEvent {
 	rid := string(a.ID)
 	switch {
 	case a.Name == ArtifactAgentAdaptorResult || rid == ArtifactAgentAdaptorResult:
 		m.adaptorResult(a)
-		return nil
+		return dst
 	case a.Name == ArtifactAssistantOutput:
-		return m.t.TextSnapshot(sanitize.ID(m.t.Redact(rid)), a2aclient.TextOf(a.Parts), appendChunk, last, snapshot, m.streamText)
+		return m.t.AppendTextSnapshot(dst, sanitize.ID(m.t.Redact(rid)), a2aclient.TextOf(a.Parts), appendChunk, last, m.streamText)
 	}
 	mt := ""
 	for _, p := range a.Parts {
@@ -350,7 +367,7 @@ func (m *mapper) artifact(a *a2aclient.Artifact, appendChunk, last, snapshot boo
 	for _, p := range a.Parts {
 		content = append(content, partBytes(p)...)
 	}
-	return m.t.Artifact(remote.ArtifactPart{RemoteID: rid, Name: a.Name, MimeType: mt, Content: content, Append: appendChunk, Last: last, Snapshot: snapshot})
+	return append(dst, m.t.Artifact(remote.ArtifactPart{RemoteID: rid, Name: a.Name, MimeType: mt, Content: content, Append: appendChunk, Last: last, Snapshot: snapshot})...)
 }
 
 func inferMime(parts []*a2aclient.Part) string {

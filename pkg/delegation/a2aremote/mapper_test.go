@@ -110,8 +110,9 @@ func TestMapAssistantOutputToText(t *testing.T) {
 	// Polled: the text is a text message too, growing by what each poll
 	// shows; a message that begins closes the one before it.
 	p := testMapper(nil, false, false, 0)
-	evs = p.Map(&a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking},
-		Artifacts: []*a2a.Artifact{{ID: "msg-1", Name: ArtifactAssistantOutput, Parts: a2a.ContentParts{a2a.NewTextPart("Hel")}}}})
+	// Map's events are valid until its next call: keep a copy.
+	evs = slices.Clone(p.Map(&a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking},
+		Artifacts: []*a2a.Artifact{{ID: "msg-1", Name: ArtifactAssistantOutput, Parts: a2a.ContentParts{a2a.NewTextPart("Hel")}}}}))
 	evs = append(evs, p.Map(&a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking},
 		Artifacts: []*a2a.Artifact{{ID: "msg-1", Name: ArtifactAssistantOutput, Parts: a2a.ContentParts{a2a.NewTextPart("Hello")}},
 			{ID: "msg-2", Name: ArtifactAssistantOutput, Parts: a2a.ContentParts{a2a.NewTextPart("Bye")}}}})...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,7 +36,8 @@ const Backlog = 3000
 
 // Run checks every guarantee of an EventBus on fresh buses from newBus,
 // one per check, each a subtest. The direct checks run when the bus is a
-// delegation.DirectSubscriber and are skipped otherwise. The checks expect
+// delegation.DirectSubscriber, the inline ones when it is a
+// delegation.InlineSubscriber, and are skipped otherwise. The checks expect
 // subscribers with the default bounds of delegation.SubscriptionOptions: a
 // bus whose subscribers hold less disconnects them sooner than these
 // checks allow.
@@ -55,6 +57,8 @@ func Run(t *testing.T, newBus func() delegation.EventBus) {
 		{"ContextAndCloseEndASubscription", contextAndClose},
 		{"DirectSubscriptionIsLossless", directLossless},
 		{"DirectSubscriptionEnds", directEnds},
+		{"InlineReaderCalledWherePublished", inlineWherePublished},
+		{"InlineReaderIsLossless", inlineLossless},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) { c.check(t, newBus()) })
@@ -509,5 +513,135 @@ func directEnds(t *testing.T, bus delegation.EventBus) {
 	if _, ok, end := full.TryNext(); ok || !end {
 		t.Fatalf("TryNext after Close: ok=%v end=%v, want the end", ok, end)
 	}
+	bus.CloseRun("run")
+}
+
+// inlineWherePublished: an inline subscription's reader is called on the
+// publisher's goroutine before Publish returns, with the event it published
+// queued for TryNext, and once more after CloseRun, when TryNext reports
+// the end; Ready is never signalled.
+func inlineWherePublished(t *testing.T, bus delegation.EventBus) {
+	is, ok := bus.(delegation.InlineSubscriber)
+	if !ok {
+		t.Skip("the bus is not a delegation.InlineSubscriber")
+	}
+	var (
+		sub   *delegation.Subscription
+		calls int
+		got   []delegation.DelegationEvent
+		ended bool
+	)
+	// ready runs on this goroutine, inside Publish and CloseRun: no lock
+	// is needed, and the race detector says if it were not so.
+	sub = is.SubscribeRunInline(context.Background(), "run", func() {
+		calls++
+		for {
+			ev, ok, end := sub.TryNext()
+			if end {
+				ended = true
+				return
+			}
+			if !ok {
+				return
+			}
+			got = append(got, ev)
+		}
+	})
+	defer sub.Close()
+	if sub.C != nil {
+		t.Fatal("an inline subscription has no C")
+	}
+	bus.Publish(event("run", "del-1", delegation.DelegationStarted))
+	if calls == 0 || len(got) != 1 || got[0].Kind != delegation.DelegationStarted {
+		t.Fatalf("after Publish returned: %d calls of the reader, %d events taken, want the published event taken", calls, len(got))
+	}
+	for i := range 10 {
+		bus.Publish(status("run", "del-1", strconv.Itoa(i)))
+		if len(got) != i+2 || got[i+1].Text != strconv.Itoa(i) {
+			t.Fatalf("status %d was not taken by the reader before Publish returned (%d events)", i, len(got))
+		}
+	}
+	bus.CloseRun("run")
+	if !ended {
+		t.Fatal("the reader was not called at the run's end, or TryNext did not report it")
+	}
+	select {
+	case <-sub.Ready():
+		t.Fatal("an inline subscription's Ready was signalled")
+	default:
+	}
+	increasing(t, "inline subscription", got)
+}
+
+// inlineLossless: an inline reader that leaves events queued (its lock is
+// taken elsewhere) and takes them later receives every event once, in
+// order, while publishers on several goroutines flood the run: like a
+// direct subscription, it is lossless.
+func inlineLossless(t *testing.T, bus delegation.EventBus) {
+	is, ok := bus.(delegation.InlineSubscriber)
+	if !ok {
+		t.Skip("the bus is not a delegation.InlineSubscriber")
+	}
+	const publishers, n = 4, delegation.DefaultMaxQueued
+	var (
+		mu  sync.Mutex
+		sub *delegation.Subscription
+		got []delegation.DelegationEvent
+	)
+	take := func() {
+		for {
+			ev, ok, end := sub.TryNext()
+			if !ok || end {
+				return
+			}
+			got = append(got, ev)
+		}
+	}
+	sub = is.SubscribeRunInline(context.Background(), "run", func() {
+		if mu.TryLock() { // else the holder takes them
+			take()
+			mu.Unlock()
+		}
+	})
+	defer sub.Close()
+	var wg sync.WaitGroup
+	for p := range publishers {
+		wg.Go(func() {
+			for i := range n {
+				bus.Publish(status("run", "del-"+strconv.Itoa(p), strconv.Itoa(i)))
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	deadline := time.After(Wait)
+	for finished := false; !finished; {
+		select {
+		case <-done:
+			finished = true
+		case <-deadline:
+			t.Fatalf("publishers still wait for an inline subscription after %s", Wait)
+		default:
+		}
+		mu.Lock()
+		take()
+		mu.Unlock()
+		runtime.Gosched()
+	}
+	mu.Lock()
+	take()
+	mu.Unlock()
+	next := make([]int, publishers)
+	for _, ev := range got {
+		p, _ := strconv.Atoi(strings.TrimPrefix(ev.DelegationID, "del-"))
+		if ev.Text != strconv.Itoa(next[p]) {
+			t.Fatalf("%s: status %s after %d: lost, duplicated or reordered", ev.DelegationID, ev.Text, next[p])
+		}
+		next[p]++
+	}
+	if len(got) != publishers*n {
+		t.Fatalf("the inline subscription got %d events, want %d", len(got), publishers*n)
+	}
+	increasing(t, "inline subscription", got)
 	bus.CloseRun("run")
 }

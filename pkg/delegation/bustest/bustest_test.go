@@ -23,8 +23,9 @@ func TestCountingBusConforms(t *testing.T) {
 
 // A bus written outside package delegation on NewSubscription and its Feed
 // alone (as a cluster's bus receiving events from elsewhere would be)
-// conforms, direct subscriptions included: the exported constructor is
-// enough to implement EventBus and DirectSubscriber.
+// conforms, direct and inline subscriptions included: the exported
+// constructor and Feed are enough to implement EventBus, DirectSubscriber
+// and InlineSubscriber.
 func TestBusOnNewSubscriptionConforms(t *testing.T) {
 	bustest.Run(t, func() delegation.EventBus { return &ownBus{runs: map[string]*ownRun{}} })
 }
@@ -57,6 +58,14 @@ func (b *ownBus) run(id string) *ownRun {
 }
 
 func (b *ownBus) Publish(ev delegation.DelegationEvent) {
+	// An inline reader is called outside the bus's lock, on this
+	// goroutine, once the event is queued.
+	for _, f := range b.publish(ev) {
+		f.Notify()
+	}
+}
+
+func (b *ownBus) publish(ev delegation.DelegationEvent) []*delegation.Feed {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
@@ -76,7 +85,7 @@ func (b *ownBus) Publish(ev delegation.DelegationEvent) {
 	}
 	defer b.mu.Unlock()
 	if r.closed || ev.Kind == delegation.DelegationStatus && ev.Text == "" && r.last[ev.DelegationID] == ev.Status {
-		return
+		return nil
 	}
 	if ev.Kind == delegation.DelegationStatus {
 		r.last[ev.DelegationID] = ev.Status
@@ -92,7 +101,7 @@ func (b *ownBus) Publish(ev delegation.DelegationEvent) {
 			}
 			m.Raw["dropped"] = m.Raw["dropped"].(int) + 1
 			r.lost[ev.DelegationID] = m
-			return
+			return nil
 		}
 		if m, ok := r.lost[ev.DelegationID]; ok {
 			m.Seq = ev.Seq
@@ -100,21 +109,26 @@ func (b *ownBus) Publish(ev delegation.DelegationEvent) {
 			delete(r.lost, ev.DelegationID)
 		}
 		r.backlog = append(r.backlog, ev)
-		return
+		return nil
 	}
 	r.feeds = slices.DeleteFunc(r.feeds, func(f *delegation.Feed) bool { return !f.Push(ev) })
+	return slices.Clone(r.feeds)
 }
 
 func (b *ownBus) SubscribeRun(ctx context.Context, runID string) *delegation.Subscription {
-	return b.subscribe(ctx, runID, false)
+	return b.subscribe(ctx, runID, delegation.SubscriptionOptions{})
 }
 
 func (b *ownBus) SubscribeRunDirect(ctx context.Context, runID string) *delegation.Subscription {
-	return b.subscribe(ctx, runID, true)
+	return b.subscribe(ctx, runID, delegation.SubscriptionOptions{Direct: true})
 }
 
-func (b *ownBus) subscribe(ctx context.Context, runID string, direct bool) *delegation.Subscription {
-	sub, feed := delegation.NewSubscription(ctx, delegation.SubscriptionOptions{Direct: direct})
+func (b *ownBus) SubscribeRunInline(ctx context.Context, runID string, ready func()) *delegation.Subscription {
+	return b.subscribe(ctx, runID, delegation.SubscriptionOptions{Direct: true, Inline: ready})
+}
+
+func (b *ownBus) subscribe(ctx context.Context, runID string, opts delegation.SubscriptionOptions) *delegation.Subscription {
+	sub, feed := delegation.NewSubscription(ctx, opts)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	r := b.run(runID)
@@ -139,11 +153,15 @@ func (b *ownBus) subscribe(ctx context.Context, runID string, direct bool) *dele
 
 func (b *ownBus) CloseRun(runID string) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	r := b.run(runID)
 	r.closed = true
-	for _, f := range r.feeds {
+	feeds := r.feeds
+	for _, f := range feeds {
 		f.End()
 	}
 	r.feeds = nil
+	b.mu.Unlock()
+	for _, f := range feeds {
+		f.Notify()
+	}
 }

@@ -31,6 +31,9 @@ type publisher struct {
 	// task for subagent.started and the audit.
 	ids               remoteIDs
 	fingerprint, mode string
+	// parent is the parent tool call once the correlator knows it: a
+	// delegation's parent, once known, never changes.
+	parent string
 }
 
 // remoteIDs are a delegation's remote task and context ids (as shown:
@@ -132,7 +135,10 @@ func (p *publisher) send(ev delegation.DelegationEvent) {
 	red := d.reg.Secrets().Redact
 	ev.RunID = a.req.RunID
 	ev.DelegationID = a.id
-	ev.ParentToolCallID = d.corr.ParentOf(a.id)
+	if p.parent == "" {
+		p.parent = d.corr.ParentOf(a.id)
+	}
+	ev.ParentToolCallID = p.parent
 	ev.AgentKey = a.spec.Key
 	ev.AgentName = a.spec.DisplayName
 	ev.Protocol = a.spec.Protocol

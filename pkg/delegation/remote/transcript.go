@@ -60,6 +60,7 @@ type Transcript struct {
 
 	texts     map[string]*textMsg
 	textOrder []string
+	lastMsg   *textMsg // what message returned last
 
 	arts     map[string]*artAcc
 	artOrder []string
@@ -251,6 +252,9 @@ func (t *Transcript) TerminalError() *delegation.DelegationError { return t.term
 // message returns the text message of key, creating it; nil beyond the
 // tracking bound.
 func (t *Transcript) message(key string) *textMsg {
+	if t.lastMsg != nil && t.lastMsg.id == key {
+		return t.lastMsg // a streamed message's next chunk
+	}
 	msg := t.texts[key]
 	if msg == nil {
 		if len(t.textOrder) >= maxTrackedTexts {
@@ -261,6 +265,7 @@ func (t *Transcript) message(key string) *textMsg {
 		t.textOrder = append(t.textOrder, key)
 		t.outOrder = append(t.outOrder, "m"+key)
 	}
+	t.lastMsg = msg
 	return msg
 }
 
@@ -331,9 +336,15 @@ func (t *Transcript) CloseTexts() []delegation.DelegationEvent {
 // ones before it, so that one message is open at a time; every open
 // message is closed by Finish.
 func (t *Transcript) TextSnapshot(key, chunk string, appendChunk, last, snapshot, stream bool) []delegation.DelegationEvent {
+	return t.AppendTextSnapshot(nil, key, chunk, appendChunk, last, stream)
+}
+
+// AppendTextSnapshot is TextSnapshot appending its events to dst (a
+// streamed chunk then costs no allocation of its own).
+func (t *Transcript) AppendTextSnapshot(dst []delegation.DelegationEvent, key, chunk string, appendChunk, last, stream bool) []delegation.DelegationEvent {
 	msg := t.message(key)
 	if msg == nil {
-		return nil
+		return dst
 	}
 	var delta string
 	cur := msg.String()
@@ -351,9 +362,9 @@ func (t *Transcript) TextSnapshot(key, chunk string, appendChunk, last, snapshot
 		msg.appendText(chunk)
 	}
 	if msg.ended {
-		return nil
+		return dst
 	}
-	var out []delegation.DelegationEvent
+	out := dst
 	if !msg.started && (delta != "" || last) {
 		if !stream {
 			for _, other := range t.textOrder {
@@ -371,7 +382,6 @@ func (t *Transcript) TextSnapshot(key, chunk string, appendChunk, last, snapshot
 	if last && msg.started {
 		out = append(out, t.TextEnd(key)...)
 	}
-	_ = snapshot
 	return out
 }
 
