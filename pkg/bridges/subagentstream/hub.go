@@ -404,7 +404,8 @@ func (h *Hub) cors(w http.ResponseWriter, r *http.Request) (handled bool) {
 	return false
 }
 
-// serve writes sub's frames until the stream ends or the client leaves. A
+// serve writes sub's frames until the stream ends or the client leaves: on
+// the hijacked connection (direct.go) where it can, otherwise through w. A
 // client that leaves detaches; when the last one has left a run that is
 // still going, it gets ReconnectGrace to come back before it is cancelled.
 func (h *Hub) serve(w http.ResponseWriter, r *http.Request, key string, sub *Subscriber) {
@@ -433,8 +434,8 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, key string, sub *Sub
 	ctx := r.Context()
 	tick := time.NewTicker(h.opts.KeepAlive)
 	defer tick.Stop()
-	// The request goroutine drains the subscriber itself (no reader
-	// goroutine, no hand-off per frame): it writes every queued frame, then
+	// Through w, the request goroutine drains the subscriber itself (no
+	// reader goroutine): each frame pushed wakes it; it writes every queued frame, then
 	// flushes once. A frame is never held back: the flush happens as soon
 	// as the queue is empty, so a batch costs one write system call and a
 	// lone frame is as fast as before. The batch is bounded by the response
