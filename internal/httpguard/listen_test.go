@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/seed0634/agentadaptor/internal/httpguard"
@@ -58,5 +59,36 @@ func TestLimitListener(t *testing.T) {
 	defer inner.mu.Unlock()
 	if inner.max != n {
 		t.Fatalf("%d connections were open at once, bound %d", inner.max, n)
+	}
+}
+
+// A bounded listener's connections keep the accepted connection's raw
+// descriptor (syscall.Conn), which a hijacked response writes through
+// without blocking; closing one gives its slot back.
+func TestLimitListenerKeepsSyscallConn(t *testing.T) {
+	base, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := httpguard.LimitListener(base, 1)
+	defer ln.Close()
+	for range 2 { // the second Accept needs the first connection's slot back
+		client, err := net.Dial("tcp", base.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, ok := c.(syscall.Conn)
+		if !ok {
+			t.Fatalf("%T does not implement syscall.Conn", c)
+		}
+		if _, err := sc.SyscallConn(); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		client.Close()
 	}
 }

@@ -198,6 +198,15 @@ func (h *Host) routes() {
 // /agui/runs/{runId}/delegations/{delegationId}/artifacts/{artifactId},
 // GET /healthz, GET /metrics, and Config.UI at "/". With Tokens, also the
 // browser session routes /login, /logout and /session.
+//
+// A run's event stream (POST /agui, GET /agui/runs/{runId}/events) over
+// plain HTTP/1.1 is written on its connection, hijacked from the server
+// (docs/design.md#backpressure): the response ends with Connection: close,
+// the server's ConnState reports it StateHijacked, and http.Server.Shutdown
+// does not wait for it; Shutdown does. Middleware in front of the handler
+// that wraps the ResponseWriter keeps that only if it implements Unwrap;
+// otherwise, as over TLS and HTTP/2, the stream goes through the
+// ResponseWriter.
 func (h *Host) Handler() http.Handler { return h.guard.Handler(h.mux) }
 
 // Addr returns Config.Addr (or [DefaultAddr]): where the host expects to be

@@ -72,14 +72,7 @@ func (e *Encoder) WriteComment(text string) error {
 // event id unchanged. data must be a single line of JSON.
 func (e *Encoder) WriteFrame(id uint64, data []byte) error {
 	e.buf.Reset()
-	if id > 0 {
-		e.buf.WriteString("id: ")
-		e.buf.WriteString(strconv.FormatUint(id, 10))
-		e.buf.WriteByte('\n')
-	}
-	e.buf.WriteString("data: ")
-	e.buf.Write(bytes.TrimRight(data, "\n"))
-	e.buf.WriteString("\n\n")
+	e.buf.Write(AppendFrame(e.buf.AvailableBuffer(), id, data))
 	if _, err := e.w.Write(e.buf.Bytes()); err != nil {
 		return err
 	}
@@ -87,4 +80,18 @@ func (e *Encoder) WriteFrame(id uint64, data []byte) error {
 		e.id = id
 	}
 	return nil
+}
+
+// AppendFrame appends to b the SSE frame WriteFrame writes for id and data,
+// and returns the extended slice: for writers that batch frames into
+// buffers of their own.
+func AppendFrame(b []byte, id uint64, data []byte) []byte {
+	if id > 0 {
+		b = append(b, "id: "...)
+		b = strconv.AppendUint(b, id, 10)
+		b = append(b, '\n')
+	}
+	b = append(b, "data: "...)
+	b = append(b, bytes.TrimRight(data, "\n")...)
+	return append(b, "\n\n"...)
 }

@@ -67,6 +67,13 @@
 // is the lossless one: the bus makes publishers wait rather than lose an
 // event the replay log needs.
 //
+// A client's response over plain HTTP/1.1 is written on its hijacked
+// connection: the goroutine that appends a frame writes it there without
+// blocking, and the response's own goroutine writes what the socket did not
+// take (HubOptions.NoHijack keeps every response on its ResponseWriter, as
+// TLS and HTTP/2 do). The hub owns those connections: [Hub.Wait] waits for
+// them to be written to their end and [Hub.Close] closes them.
+//
 // This package must not import concrete adapters (pkg/adapters/*); it reads
 // delegation events only through pkg/delegation's EventBus, and depends on
 // no remote protocol, no MCP and no other delegation package.

@@ -56,6 +56,18 @@ type HubOptions struct {
 	// delivered here yet. After it, the cursor is unknown (404). Default
 	// DefaultSourceLag.
 	SourceLag time.Duration
+	// NoHijack keeps every response on its http.ResponseWriter. By
+	// default a client's SSE response over plain HTTP/1.1 is written on
+	// its connection, hijacked (docs/design.md#backpressure): the
+	// goroutine that produced a frame writes it without blocking, instead
+	// of waking the response's goroutine, which writes only what a slow
+	// client did not take. The response then ends with Connection: close;
+	// the server's ConnState reports it StateHijacked; middleware that
+	// wraps the ResponseWriter without Unwrap, TLS and HTTP/2 responses
+	// keep the ResponseWriter. A hijacked connection is not one
+	// http.Server.Shutdown waits for: Hub.Wait does, and Hub.Close closes
+	// those still open.
+	NoHijack bool
 }
 
 // Hub owns the merged streams of a host's runs: it implements
@@ -72,6 +84,10 @@ type Hub struct {
 
 	mu      sync.Mutex
 	streams map[string]*hubStream
+	// direct are the hijacked responses being written (direct.go);
+	// directDone, when a Wait waits, is closed once there are none.
+	direct     map[*directConn]struct{}
+	directDone chan struct{}
 }
 
 type hubStream struct {
@@ -109,14 +125,16 @@ func NewHub(bus delegation.EventBus, opts HubOptions) *Hub {
 		opts.Stream.Logger = opts.Logger
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Hub{bus: bus, opts: opts, ctx: ctx, cancel: cancel, streams: map[string]*hubStream{}}
+	return &Hub{bus: bus, opts: opts, ctx: ctx, cancel: cancel, streams: map[string]*hubStream{}, direct: map[*directConn]struct{}{}}
 }
 
-// Close stops every stream's goroutine and waits for them. Runs are not
-// cancelled: that is the SSE handler's registry's job.
+// Close stops every stream's goroutine and waits for them, and closes the
+// connections of the hijacked responses still open (HubOptions.NoHijack).
+// Runs are not cancelled: that is the SSE handler's registry's job.
 func (h *Hub) Close() {
 	h.cancel()
 	h.wg.Wait()
+	h.closeDirect()
 	h.mu.Lock()
 	for _, st := range h.streams {
 		if st.grace != nil {
@@ -130,8 +148,9 @@ func (h *Hub) Close() {
 }
 
 // Wait blocks until every stream started so far has emitted its terminal
-// event, or ctx ends. Hosts call it on shutdown after cancelling the runs and
-// before Close, so that no stream is cut before its end.
+// event and every hijacked response (HubOptions.NoHijack) has been written
+// to its end, or ctx ends. Hosts call it on shutdown after cancelling the
+// runs and before Close, so that no stream is cut before its end.
 func (h *Hub) Wait(ctx context.Context) error {
 	h.mu.Lock()
 	var pending []*hubStream
@@ -148,7 +167,7 @@ func (h *Hub) Wait(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	return h.waitDirect(ctx)
 }
 
 // Stream returns the stream of the run with the given run key
@@ -385,7 +404,8 @@ func (h *Hub) cors(w http.ResponseWriter, r *http.Request) (handled bool) {
 	return false
 }
 
-// serve writes sub's frames until the stream ends or the client leaves. A
+// serve writes sub's frames until the stream ends or the client leaves: on
+// the hijacked connection (direct.go) where it can, otherwise through w. A
 // client that leaves detaches; when the last one has left a run that is
 // still going, it gets ReconnectGrace to come back before it is cancelled.
 func (h *Hub) serve(w http.ResponseWriter, r *http.Request, key string, sub *Subscriber) {
@@ -397,6 +417,10 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, key string, sub *Sub
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("Connection", "keep-alive")
 	hd.Set("X-Accel-Buffering", "no")
+	if d := h.hijack(w, r, sub); d != nil {
+		h.serveDirect(r.Context(), d)
+		return
+	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{})
 	// A client that falls behind its bound is cut: its response ends
@@ -410,8 +434,8 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, key string, sub *Sub
 	ctx := r.Context()
 	tick := time.NewTicker(h.opts.KeepAlive)
 	defer tick.Stop()
-	// The request goroutine drains the subscriber itself (no reader
-	// goroutine, no hand-off per frame): it writes every queued frame, then
+	// Through w, the request goroutine drains the subscriber itself (no
+	// reader goroutine): each frame pushed wakes it; it writes every queued frame, then
 	// flushes once. A frame is never held back: the flush happens as soon
 	// as the queue is empty, so a batch costs one write system call and a
 	// lone frame is as fast as before. The batch is bounded by the response

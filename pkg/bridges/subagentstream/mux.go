@@ -403,10 +403,16 @@ func (s *Stream) append(f *Frame) {
 		s.trimFirst()
 	}
 	var cut []*Subscriber
+	var dbuf [4]*Subscriber
+	direct := dbuf[:0]
 	for sub := range s.subs {
-		if sub.push(f) {
+		c, d := sub.push(f)
+		if c {
 			delete(s.subs, sub)
 			cut = append(cut, sub)
+		}
+		if d {
+			direct = append(direct, sub)
 		}
 	}
 	if s.grown != nil {
@@ -420,6 +426,9 @@ func (s *Stream) append(f *Frame) {
 	s.mu.Unlock()
 	for _, sub := range cut {
 		sub.disconnect()
+	}
+	for _, sub := range direct {
+		sub.writeDirect()
 	}
 	if pack {
 		s.packTail(false)

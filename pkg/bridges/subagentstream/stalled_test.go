@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,14 +28,37 @@ import (
 // smallBufListener shrinks the kernel send buffer of every accepted
 // connection, so that a client that stops reading blocks the server's
 // writes after a few KiB instead of after megabytes of autotuned buffer.
-type smallBufListener struct{ net.Listener }
+// With closed set, each connection's first Close is reported there, whether
+// the HTTP server or the hub (a hijacked response) closes it.
+type smallBufListener struct {
+	net.Listener
+	closed chan<- struct{}
+}
 
 func (l smallBufListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetWriteBuffer(8 << 10)
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return c, err
 	}
-	return c, err
+	_ = tc.SetWriteBuffer(8 << 10)
+	if l.closed == nil {
+		return c, err
+	}
+	return &closeReporter{TCPConn: tc, closed: l.closed}, err
+}
+
+// closeReporter is a TCP connection (its SyscallConn included) that reports
+// its first Close.
+type closeReporter struct {
+	*net.TCPConn
+	closed chan<- struct{}
+	once   sync.Once
+}
+
+func (c *closeReporter) Close() error {
+	c.once.Do(func() { c.closed <- struct{}{} })
+	return c.TCPConn.Close()
 }
 
 // dialTinyReceiveBuffer connects with a 4 KiB receive buffer, set before
@@ -110,24 +134,32 @@ func statusText(f sseFrame) (string, bool) {
 // though the server's write to it was blocked. Its merge and the replay log
 // lose nothing: reconnecting with Last-Event-ID, it receives every update
 // exactly once and in order, then the run's end (docs/design.md#backpressure).
+//
+// Both ways a response is written: on its hijacked connection (HTTP/1.1,
+// the default) and through its ResponseWriter (HubOptions.NoHijack, as for
+// TLS and HTTP/2).
 func TestStalledClientIsCutAndResumesLosslessly(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		noHijack bool
+	}{{"hijacked", false}, {"ResponseWriter", true}} {
+		t.Run(c.name, func(t *testing.T) { testStalledClient(t, c.noHijack) })
+	}
+}
+
+func testStalledClient(t *testing.T, noHijack bool) {
 	defer goleak.VerifyNone(t)
 	const n = 100_000
 	// A replay log that keeps the whole run, so the resume can be checked
 	// event by event; the subscriber's bound is far below it.
 	opts := subagentstream.Options{ReplayFrames: 2 * n, ReplayBytes: 512 << 20, SubscriberMaxQueued: 2000, SubscriberMaxQueuedBytes: 1 << 20}
-	hub, st, parent, p := openStream(t, subagentstream.HubOptions{Stream: opts})
+	hub, st, parent, p := openStream(t, subagentstream.HubOptions{Stream: opts, NoHijack: noHijack})
 	defer hub.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/agui/runs/{runId}/events", hub.EventsHandler())
 	srv := httptest.NewUnstartedServer(mux)
-	srv.Listener = smallBufListener{srv.Listener}
 	closed := make(chan struct{}, 8)
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateClosed {
-			closed <- struct{}{}
-		}
-	}
+	srv.Listener = smallBufListener{Listener: srv.Listener, closed: closed}
 	srv.Start()
 	defer func() {
 		srv.CloseClientConnections()
@@ -305,7 +337,7 @@ func BenchmarkStalledClientHeap(b *testing.B) {
 		mux := http.NewServeMux()
 		mux.Handle("/agui/runs/{runId}/events", hub.EventsHandler())
 		srv := httptest.NewUnstartedServer(mux)
-		srv.Listener = smallBufListener{srv.Listener}
+		srv.Listener = smallBufListener{Listener: srv.Listener}
 		srv.Start()
 		conn := dialTinyReceiveBuffer(b, srv.Listener.Addr().String())
 		fmt.Fprintf(conn, "GET /agui/runs/run-b/events HTTP/1.1\r\nHost: %s\r\n\r\n", srv.Listener.Addr())

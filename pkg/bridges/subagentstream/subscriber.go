@@ -68,6 +68,11 @@ type Subscriber struct {
 	// the subscriber's response, ends that response (once).
 	cut   bool
 	onCut func()
+	// direct is the subscriber's response when it is written on its own
+	// connection (direct.go): the stream has the goroutine that pushed a
+	// frame write it, after releasing the stream's lock, instead of
+	// waking the response's goroutine.
+	direct *directConn
 }
 
 // Subscribe returns a subscriber that receives every frame after the
@@ -162,27 +167,33 @@ func (s *Stream) preamble(st *openState, after, first uint64, gap bool) []*Frame
 }
 
 // push queues a live frame, coalescing or dropping deltas under pressure.
-// It reports true when f does not fit the subscriber's bound and it may not
+// It reports cut when f does not fit the subscriber's bound and it may not
 // be dropped: the subscriber is then cut (its queue let go; the caller
-// detaches it and calls disconnect). Called with the stream's lock held.
-func (sub *Subscriber) push(f *Frame) (cut bool) {
+// detaches it and calls disconnect). It reports direct when the caller is
+// to write what it queued (writeDirect) rather than the response's own
+// goroutine, which push then does not wake. Called with the stream's lock
+// held.
+func (sub *Subscriber) push(f *Frame) (cut, direct bool) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	if sub.closed || sub.cut {
-		return false
+		return false, false
 	}
 	full := sub.live >= sub.maxQueued || sub.liveBytes+len(f.Data) > sub.maxQueuedBytes
 	if d := f.delta; d != nil {
 		if sub.pendingLocked() >= sub.buffer && sub.coalesce(f) {
+			if sub.direct != nil {
+				return false, true
+			}
 			sub.signal()
-			return false
+			return false, false
 		}
 		if sub.volBytes+len(d.text) > sub.maxBytes || full {
 			sub.dropped[d.delegationID]++
 			if o := sub.s.opts.Observer; o != nil {
 				o.Dropped(DropMux, 1)
 			}
-			return false
+			return false, false
 		}
 		sub.volBytes += len(d.text)
 	} else if full {
@@ -190,7 +201,7 @@ func (sub *Subscriber) push(f *Frame) (cut bool) {
 		sub.pre, sub.queue, sub.tail, sub.live, sub.liveBytes, sub.volBytes = nil, nil, nil, 0, 0, 0
 		clear(sub.dropped)
 		sub.signal()
-		return true
+		return true, false
 	} else if len(sub.dropped) > 0 {
 		for id, n := range sub.dropped {
 			if ev := agui.NewCustomEvent(EventStreamDropped, map[string]any{"dropped": n, "delegationId": id}, sub.s.opts.Clock()); ev != nil {
@@ -205,8 +216,32 @@ func (sub *Subscriber) push(f *Frame) (cut bool) {
 	sub.live++
 	sub.liveBytes += len(f.Data)
 	sub.peakLive, sub.peakBytes = max(sub.peakLive, sub.live), max(sub.peakBytes, sub.liveBytes)
+	if sub.direct != nil {
+		return false, true
+	}
 	sub.signal()
-	return false
+	return false, false
+}
+
+// setDirect makes d the subscriber's response: push leaves the writing of
+// a frame to the goroutine that pushed it (writeDirect).
+func (sub *Subscriber) setDirect(d *directConn) {
+	sub.mu.Lock()
+	sub.direct = d
+	sub.mu.Unlock()
+}
+
+// writeDirect writes what was pushed to a subscriber whose push reported
+// direct; called without the stream's lock.
+func (sub *Subscriber) writeDirect() {
+	sub.mu.Lock()
+	d := sub.direct
+	sub.mu.Unlock()
+	if d != nil {
+		d.written()
+	} else {
+		sub.signal()
+	}
 }
 
 // disconnect ends the response of a subscriber that was cut (onCut), once
