@@ -1,6 +1,7 @@
 package subagentstream
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"net/http"
@@ -72,21 +73,14 @@ func (h *Hub) hijack(w http.ResponseWriter, r *http.Request, sub *Subscriber) *d
 	hd.Set("Connection", "close")
 	hd.Set("Transfer-Encoding", "chunked")
 	hd.Set("Date", time.Now().UTC().Format(http.TimeFormat))
-	head := &headWriter{b: append(d.buf[:0], "HTTP/1.1 200 OK\r\n"...)}
-	_ = hd.Write(head)
-	head.b = append(head.b, "\r\n"...)
+	var head bytes.Buffer
+	head.WriteString("HTTP/1.1 200 OK\r\n")
+	_ = hd.Write(&head)
+	head.WriteString("\r\n")
 	d.mu.Lock()
-	d.writeAll(head.b)
+	d.writeAll(head.Bytes())
 	d.mu.Unlock()
 	return d
-}
-
-// headWriter collects a response head.
-type headWriter struct{ b []byte }
-
-func (w *headWriter) Write(p []byte) (int, error) {
-	w.b = append(w.b, p...)
-	return len(p), nil
 }
 
 // serveDirect writes sub's frames on d until the stream ends, the client
