@@ -2,7 +2,10 @@ package subagentstream
 
 import (
 	"bufio"
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http/httputil"
 	"strconv"
@@ -11,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+
 	"github.com/seed0634/agentadaptor/pkg/bridges/agui"
+	"github.com/seed0634/agentadaptor/pkg/delegation"
 	"go.uber.org/goleak"
 )
 
@@ -28,6 +34,12 @@ import (
 // tiny, both sides' socket buffers are a few KiB, so that a client that
 // does not read stops the writes soon.
 func directPair(t *testing.T, tiny bool) (*Stream, *Subscriber, *directConn, net.Conn) {
+	t.Helper()
+	return directPairOpts(t, tiny, Options{SubscriberMaxQueued: 1 << 20, SubscriberMaxQueuedBytes: 1 << 30})
+}
+
+// directPairOpts is directPair with the stream's options.
+func directPairOpts(t *testing.T, tiny bool, opts Options) (*Stream, *Subscriber, *directConn, net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -56,7 +68,7 @@ func directPair(t *testing.T, tiny bool) (*Stream, *Subscriber, *directConn, net
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := makeStream("th-1", "run-1", Options{SubscriberMaxQueued: 1 << 20, SubscriberMaxQueuedBytes: 1 << 30})
+	s := makeStream("th-1", "run-1", opts)
 	sub, err := s.Subscribe(0)
 	if err != nil {
 		t.Fatal(err)
@@ -66,10 +78,16 @@ func directPair(t *testing.T, tiny bool) (*Stream, *Subscriber, *directConn, net
 	return s, sub, dc, client
 }
 
-// appendText appends a custom frame numbered i.
+// appendText appends a custom frame numbered i (about 250 bytes).
 func appendText(t *testing.T, s *Stream, i int) {
 	t.Helper()
-	f := s.frame(agui.NewCustomEvent("test.n", map[string]any{"n": i, "pad": strings.Repeat("x", 200)}, time.Now()))
+	appendPadded(t, s, i, 200)
+}
+
+// appendPadded appends a custom frame numbered i with pad bytes of text.
+func appendPadded(t *testing.T, s *Stream, i, pad int) {
+	t.Helper()
+	f := s.frame(agui.NewCustomEvent("test.n", map[string]any{"n": i, "pad": strings.Repeat("x", pad)}, time.Now()))
 	if f == nil {
 		t.Fatal("no frame")
 	}
@@ -177,4 +195,185 @@ func TestSealChunk(t *testing.T) {
 			t.Fatalf("chunk of %d bytes framed as %.20q", n, got)
 		}
 	}
+}
+
+// A frame appended while another goroutine writes to the client (here the
+// test holds the write lock, as the owner does while it writes) stays
+// queued, and the owner is woken to write it: it never waits for a wake-up
+// that no one sends.
+func TestDirectFrameQueuedWhileTheOwnerWritesWakesIt(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s, sub, dc, _ := directPair(t, false)
+	dc.mu.Lock()
+	appendText(t, s, 0)
+	dc.mu.Unlock()
+	if sub.Pending() != 1 {
+		t.Fatalf("%d frames queued, want the one appended while the owner wrote", sub.Pending())
+	}
+	if !woken(sub) {
+		t.Fatal("a frame left queued did not wake the owner")
+	}
+}
+
+// appendDelta appends a text delta of delegation del-1's message m1, the
+// kind of frame a slow subscriber's queue coalesces.
+func appendDelta(t *testing.T, s *Stream, text string) {
+	t.Helper()
+	build := func(text string) events.Event {
+		return agui.NewCustomEvent("test.delta", map[string]any{"text": text}, time.Now())
+	}
+	f := s.frame(build(text))
+	if f == nil {
+		t.Fatal("no frame")
+	}
+	f.delta = &deltaInfo{delegationID: "del-1", messageID: "m1", text: text, rebuild: build}
+	s.append(f)
+}
+
+// A delta merged into a frame still queued (the owner was woken for it but
+// has not yet taken it) is written by the goroutine that appended it, like
+// any frame: it is not left queued with no wake-up pending.
+func TestDirectCoalescedDeltaWrittenByItsAppender(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s, sub, dc, client := directPairOpts(t, false, Options{SubscriberBuffer: 1, SubscriberMaxQueued: 1 << 20, SubscriberMaxQueuedBytes: 1 << 30})
+	dc.mu.Lock()
+	appendDelta(t, s, "hel")
+	dc.mu.Unlock()
+	if !woken(sub) { // the owner takes its wake-up, and has not yet written
+		t.Fatal("a frame left queued did not wake the owner")
+	}
+	appendDelta(t, s, "lo")
+	if n := sub.Pending(); n != 0 {
+		t.Fatalf("%d frames queued after the coalesced delta's append, with no owner woken to write them", n)
+	}
+	_ = client.SetReadDeadline(time.Now().Add(time.Minute))
+	body := bufio.NewReader(httputil.NewChunkedReader(client))
+	for {
+		line, err := body.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, "data: ") {
+			if !strings.Contains(line, `"text":"hello"`) {
+				t.Fatalf("the coalesced frame is %s, want the two deltas merged", line)
+			}
+			return
+		}
+	}
+}
+
+// A cut response ends without the body's last chunk, whatever the timing
+// of the write deadline that cuts it: the client's HTTP stack reports the
+// body truncated, as for a response written through its ResponseWriter,
+// never a complete one.
+func TestDirectCutResponseHasNoBodyEnd(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s, sub, dc, client := directPairOpts(t, false, Options{SubscriberMaxQueued: 4, SubscriberMaxQueuedBytes: 1 << 30})
+	dc.mu.Lock() // the owner writes: frames queue until the bound cuts the subscriber
+	for i := 0; !sub.Cut(); i++ {
+		if i > 100 {
+			t.Fatal("the subscriber was not cut past its bound")
+		}
+		appendText(t, s, i)
+	}
+	if stop := dc.flush(true); !stop {
+		t.Fatal("the owner did not end the cut response")
+	}
+	dc.mu.Unlock()
+	_ = dc.conn.Close()
+	_ = client.SetReadDeadline(time.Now().Add(time.Minute))
+	got, err := io.ReadAll(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(got), "0\r\n\r\n") {
+		t.Fatalf("the cut response was written a complete body end: %q", got)
+	}
+}
+
+// ownedPair runs the owner of a directPair's response (serveDirect) with a
+// hub whose keep-alives do not come during a test; done is closed when it
+// returns. The owner is stopped (its request's context cancelled, its
+// connection closed) and waited for at the test's end.
+func ownedPair(t *testing.T, tiny bool, opts Options) (*Hub, *Stream, *Subscriber, *directConn, net.Conn, <-chan struct{}) {
+	t.Helper()
+	s, sub, dc, client := directPairOpts(t, tiny, opts)
+	h := NewHub(delegation.NewMemoryBus(), HubOptions{KeepAlive: time.Hour, Logger: slog.New(slog.DiscardHandler)})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.serveDirect(ctx, dc)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		_ = dc.conn.Close()
+		<-done
+		h.Close()
+	})
+	return h, s, sub, dc, client, done
+}
+
+// ownerBlocked queues far more frames than the sockets of a client that
+// does not read can hold, then waits until the owner takes the write lock
+// to write them: it then holds it, blocked, until its write fails (only
+// the owner and the test append or write here).
+func ownerBlocked(t *testing.T, s *Stream, dc *directConn) {
+	t.Helper()
+	dc.mu.Lock() // the appends queue their frames and wake the owner
+	for i := range 40 {
+		appendPadded(t, s, i, 8<<10) // 320 KiB in all
+	}
+	dc.mu.Unlock()
+	for deadline := time.Now().Add(time.Minute); dc.mu.TryLock(); time.Sleep(time.Millisecond) {
+		dc.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("the owner was not woken to write the queued frames")
+		}
+	}
+}
+
+func waitDone(t *testing.T, done <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal(what)
+	}
+}
+
+// A client that falls behind its bound while the owner's write to it is
+// blocked (it stopped reading) is let go at once: the cut unblocks the
+// write, and the owner ends the response although the client still reads
+// nothing.
+func TestDirectCutUnblocksTheOwnersWrite(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	_, s, sub, dc, _, done := ownedPair(t, true, Options{SubscriberMaxQueued: 64, SubscriberMaxQueuedBytes: 1 << 30})
+	ownerBlocked(t, s, dc)
+	for i := 0; !sub.Cut(); i++ {
+		if i > 1000 {
+			t.Fatal("the subscriber was not cut past its bound")
+		}
+		appendText(t, s, i)
+	}
+	waitDone(t, done, "the owner of a cut response is still blocked writing to a client that does not read")
+}
+
+// Hub.Close ends a hijacked response whose owner is blocked on a client
+// that does not read (http.Server.Shutdown does not know the connection).
+func TestDirectCloseUnblocksTheOwnersWrite(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	h, s, _, dc, _, done := ownedPair(t, true, Options{SubscriberMaxQueued: 1 << 20, SubscriberMaxQueuedBytes: 1 << 30})
+	ownerBlocked(t, s, dc)
+	h.Close()
+	waitDone(t, done, "Hub.Close left a hijacked response blocked on a client that does not read")
+}
+
+// A client that closes its connection ends its response at once, not at
+// the next frame or keep-alive written to it.
+func TestDirectClientThatLeavesEndsTheResponse(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	_, _, _, _, client, done := ownedPair(t, false, Options{})
+	_ = client.Close()
+	waitDone(t, done, "the owner did not notice that its client left")
 }

@@ -224,3 +224,45 @@ func TestWaitAndCloseCoverHijackedResponses(t *testing.T) {
 		t.Fatalf("reading the response Close ended: %v", err)
 	}
 }
+
+// A client that follows a quiet run is sent SSE keep-alive comments every
+// HubOptions.KeepAlive, however its response is written, so that proxies
+// and browsers do not give up on an idle stream.
+func TestQuietStreamIsKeptAlive(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		noHijack bool
+	}{{"hijacked", false}, {"ResponseWriter", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			hub, st, parent, p := openStream(t, subagentstream.HubOptions{KeepAlive: 10 * time.Millisecond, NoHijack: c.noHijack})
+			defer hub.Close()
+			srv := hubServer(t, hub, nil)
+			srv.Start()
+			defer srv.Close()
+			client := srv.Client()
+			client.Timeout = time.Minute // a stream without keep-alives fails here, not at the test binary's timeout
+			defer client.CloseIdleConnections()
+			resp, err := client.Get(srv.URL + "/agui/runs/run-r/events")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			br := bufio.NewReader(resp.Body)
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					t.Fatalf("the stream ended before a keep-alive: %v", err)
+				}
+				if line == ": keep-alive\n" {
+					break
+				}
+			}
+			finishRun(t, parent, p)
+			<-st.Done()
+			if _, err := io.ReadAll(resp.Body); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
