@@ -55,3 +55,21 @@ func waitPidfd(pid int) bool {
 	})
 	return err == nil && perr == nil
 }
+
+// pipePending returns how many bytes the pipe f holds, unread (-1 if it
+// cannot tell).
+func pipePending(f *os.File) int {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	n := -1
+	if err := rc.Control(func(fd uintptr) {
+		if v, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ); err == nil { // FIONREAD
+			n = v
+		}
+	}); err != nil {
+		return -1
+	}
+	return n
+}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -403,9 +404,10 @@ func (r *run) supervise() {
 		r.conv = newConversation(r.inv.Conversation, sig, r.cfg.grace, r.stdin)
 	}
 	var wg sync.WaitGroup
+	var outTaken, errTaken atomic.Int64 // bytes the readers have taken from each pipe
 	wg.Add(2)
-	go func() { defer wg.Done(); r.readStdout(&stdout) }()
-	go func() { defer wg.Done(); readAll(r.stderr, &stderr) }()
+	go func() { defer wg.Done(); r.readStdout(&stdout, &outTaken) }()
+	go func() { defer wg.Done(); readAll(r.stderr, &errTaken, &stderr) }()
 	if r.conv != nil {
 		r.conv.start(r.parserEmit)
 	}
@@ -446,13 +448,22 @@ func (r *run) supervise() {
 	}
 	r.result.Timings.Exited = time.Now()
 
-	// Drain stdout/stderr. A process that escaped the group could hold the
-	// pipes open: bound the wait and then close our ends.
+	// Drain stdout/stderr. Everything the child wrote is now either taken
+	// by a reader or still in its pipe: mark where it ends before waiting.
+	// A process that escaped the group could hold the pipes open, so the
+	// wait for their end is bounded; past the bound our ends are closed,
+	// but only once the readers have taken what the child left in them (a
+	// host starved of CPU reads late, and loses no line of a child that
+	// exited, its result line above all).
+	outEnd, errEnd := pipeEnd(r.stdout, &outTaken), pipeEnd(r.stderr, &errTaken)
 	drained := make(chan struct{})
 	go func() { wg.Wait(); close(drained) }()
+	bound := time.NewTimer(pipeDrainBound)
 	select {
 	case <-drained:
-	case <-time.After(2 * time.Second):
+		bound.Stop()
+	case <-bound.C:
+		waitTaken(drained, &outTaken, outEnd, &errTaken, errEnd)
 		r.stdout.Close()
 		r.stderr.Close()
 		<-drained
@@ -657,11 +668,59 @@ var pipeBuffers = sync.Pool{New: func() any { b := make([]byte, pipeReadBuffer);
 
 const pipeReadBuffer = 8 << 10
 
+// pipeDrainBound is how long a run waits, after its child exited, for
+// the child's pipes to end before it closes them (a process that left the
+// group may hold them open); pipeDrainPoll is how often, past the bound,
+// it checks that the readers have taken what the child left in them.
+var (
+	pipeDrainBound = 2 * time.Second
+	pipeDrainPoll  = 10 * time.Millisecond
+)
+
+// pipeEnd returns how many bytes a reader of f will have taken once it has
+// read everything in the pipe now (taken counts what it took so far), or
+// -1 where the system does not say what a pipe holds. It is called once
+// the child has exited, so that what comes after that count is written by
+// a process that outlived it.
+func pipeEnd(f *os.File, taken *atomic.Int64) int64 {
+	for range 100 {
+		before := taken.Load()
+		n := pipePending(f)
+		if n < 0 {
+			return -1
+		}
+		if taken.Load() == before {
+			return before + int64(n)
+		}
+	}
+	// The reader keeps taking what another process keeps writing: what
+	// the child left was taken meanwhile.
+	return taken.Load()
+}
+
+// waitTaken waits until drained is closed or each reader has taken its
+// pipe's bytes up to its end (pipeEnd).
+func waitTaken(drained <-chan struct{}, out *atomic.Int64, outEnd int64, errs *atomic.Int64, errEnd int64) {
+	poll := time.NewTicker(pipeDrainPoll)
+	defer poll.Stop()
+	for !taken(out, outEnd) || !taken(errs, errEnd) {
+		select {
+		case <-drained:
+			return
+		case <-poll.C:
+		}
+	}
+}
+
+// taken reports whether the reader counted by n has taken the pipe's
+// bytes up to end (-1: unknown, taken as done).
+func taken(n *atomic.Int64, end int64) bool { return end < 0 || n.Load() >= end }
+
 // readPipe reads f until EOF or an error and gives each piece read to
-// fn, which must not keep it. It waits for f to be readable through the
-// netpoller without a buffer (f's raw conn), and takes a buffer from
-// pipeBuffers only to read.
-func readPipe(f *os.File, fn func([]byte)) {
+// fn, which must not keep it, after adding its length to taken. It waits
+// for f to be readable through the netpoller without a buffer (f's raw
+// conn), and takes a buffer from pipeBuffers only to read.
+func readPipe(f *os.File, taken *atomic.Int64, fn func([]byte)) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return
@@ -687,6 +746,7 @@ func readPipe(f *os.File, fn func([]byte)) {
 		})
 		if bp != nil {
 			if n > 0 {
+				taken.Add(int64(n))
 				fn((*bp)[:n])
 			}
 			pipeBuffers.Put(bp)
@@ -698,11 +758,11 @@ func readPipe(f *os.File, fn func([]byte)) {
 }
 
 // readAll keeps what r's child writes to f (its stderr).
-func readAll(f *os.File, into *capBuffer) { readPipe(f, into.Write) }
+func readAll(f *os.File, taken *atomic.Int64, into *capBuffer) { readPipe(f, taken, into.Write) }
 
 // readStdout splits the child's stdout into lines, capping each, and feeds
 // them to the parser. It is the only caller of ParseLine.
-func (r *run) readStdout(raw *capBuffer) {
+func (r *run) readStdout(raw *capBuffer, taken *atomic.Int64) {
 	var line []byte
 	lineNo, oversize := 0, 0
 	flush := func() {
@@ -737,7 +797,7 @@ func (r *run) readStdout(raw *capBuffer) {
 		line = line[:0]
 		oversize = 0
 	}
-	readPipe(r.stdout, func(data []byte) {
+	readPipe(r.stdout, taken, func(data []byte) {
 		raw.Write(data)
 		for len(data) > 0 {
 			chunk, complete := data, false
