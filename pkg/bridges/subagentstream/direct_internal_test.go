@@ -2,12 +2,14 @@ package subagentstream
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http/httputil"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -376,4 +378,47 @@ func TestDirectClientThatLeavesEndsTheResponse(t *testing.T) {
 	_, _, _, _, client, done := ownedPair(t, false, Options{})
 	_ = client.Close()
 	waitDone(t, done, "the owner did not notice that its client left")
+}
+
+// The frames the merge appends while it holds the stream (one parent
+// payload, one batch of bus events) stay queued until it lets go, and then
+// reach a direct client in one write: one HTTP chunk carrying them all, in
+// order.
+func TestDirectFramesOfOneMergeGoOutInOneWrite(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s, sub, _, client := directPair(t, false)
+	m := newMerger(s)
+	m.mu.Lock()
+	for i := range 3 {
+		f := s.frame(agui.NewCustomEvent("test.n", map[string]any{"n": i}, time.Now()))
+		if f == nil {
+			t.Fatal("no frame")
+		}
+		m.append(f)
+	}
+	if sub.Pending() != 3 {
+		t.Fatalf("%d frames queued while the merge holds the stream, want 3", sub.Pending())
+	}
+	m.unlock()
+	if sub.Pending() != 0 {
+		t.Fatalf("%d frames still queued once the merge let go", sub.Pending())
+	}
+	_ = client.SetReadDeadline(time.Now().Add(time.Minute))
+	raw := bufio.NewReader(client)
+	size, err := raw.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(size), 16, 32)
+	if err != nil {
+		t.Fatalf("chunk size line %q: %v", size, err)
+	}
+	chunk := make([]byte, n)
+	if _, err := io.ReadFull(raw, chunk); err != nil {
+		t.Fatal(err)
+	}
+	ids := readIDs(t, bufio.NewReader(bytes.NewReader(chunk)), 3)
+	if !slices.Equal(ids, []uint64{1, 2, 3}) {
+		t.Fatalf("the first chunk carries frames %v, want 1, 2 and 3", ids)
+	}
 }

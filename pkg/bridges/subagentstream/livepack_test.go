@@ -43,6 +43,7 @@ func liveRun(s *mergedStream, deltas int) (rest func()) {
 			mod(&e)
 		}
 		s.onDelegation(e)
+		s.writeOut()
 	}
 	for _, d := range [][2]string{{"del-1", "toolu_1"}, {"del-2", "toolu_2"}} {
 		send(0, d[0], d[1], delegation.DelegationStarted, nil)
@@ -80,6 +81,7 @@ func liveRun(s *mergedStream, deltas int) (rest func()) {
 func stamped(s *mergedStream, ev events.Event) {
 	ev.SetTimestamp(testEpoch.UnixMilli())
 	s.onParent(ev)
+	s.writeOut() // as the merge does before it lets go of the stream
 }
 
 // unbounded are options under which no subscriber coalesces, drops or is

@@ -54,6 +54,12 @@ type merger struct {
 	// received is the Time of the bus event being handled, stamped on its
 	// frames (Observer.Relayed).
 	received time.Time
+	// unwritten are the direct subscribers that have frames appended
+	// since mu was taken and not yet written, packDue whether the log's
+	// tail is to be packed: writeOut does both before mu is let go, so
+	// that what one payload or bus batch makes goes out in one write.
+	unwritten []*Subscriber
+	packDue   bool
 }
 
 // inlineBatch bounds the events one busReady call merges before it leaves
@@ -147,7 +153,7 @@ func (m *merger) run(ctx context.Context, payloads <-chan agentadaptor.StreamPay
 		}
 	}
 	m.finished = true
-	m.out.finish(true)
+	m.out.finish(true) // what writeOut has not written is left to each subscriber's owner
 	m.mu.Unlock()
 }
 
@@ -170,6 +176,7 @@ func (m *merger) unlock() {
 		if m.pending.Swap(false) {
 			m.mergeQueued()
 		}
+		m.writeOut()
 		m.mu.Unlock()
 		if !m.pending.Load() || !m.mu.TryLock() {
 			return
@@ -466,8 +473,22 @@ func (m *merger) onDelegation(ev delegation.DelegationEvent) {
 }
 
 // append stamps f with the receipt time of the bus event being handled
-// and appends it to the stream.
+// and appends it to the stream; its direct subscribers get it when mu is
+// let go (writeOut). Called with mu held.
 func (m *merger) append(f *Frame) {
 	f.received = m.received
-	m.out.append(f)
+	var pack bool
+	m.unwritten, pack = m.out.queue(f, m.unwritten)
+	m.packDue = m.packDue || pack
+}
+
+// writeOut writes what append left to the direct subscribers and packs
+// the tail if it is due. Called with mu held, before it is let go.
+func (m *merger) writeOut() {
+	if len(m.unwritten) == 0 && !m.packDue {
+		return
+	}
+	m.out.written(m.unwritten, m.packDue)
+	clear(m.unwritten)
+	m.unwritten, m.packDue = m.unwritten[:0], false
 }

@@ -391,8 +391,34 @@ func (s *Stream) frame(ev events.Event) *Frame {
 
 // append numbers f, adds it to the replay log (trimming it to its bounds)
 // and hands it to every subscriber; a subscriber that falls behind its
-// bound is detached and disconnected.
+// bound is detached and disconnected. Subscribers with direct writes get
+// f on their connection before it returns.
 func (s *Stream) append(f *Frame) {
+	var buf [4]*Subscriber
+	direct, pack := s.queue(f, buf[:0])
+	s.written(direct, pack)
+}
+
+// written writes to the direct subscribers what queue left them, then
+// packs the log's tail if queue said it was due: on the goroutine that
+// appended, as packTail needs.
+func (s *Stream) written(direct []*Subscriber, pack bool) {
+	for _, sub := range direct {
+		sub.writeDirect()
+	}
+	if pack {
+		s.packTail(false)
+	}
+}
+
+// queue is append without the writes: it numbers f, logs it, hands it to
+// every subscriber and disconnects the ones cut, and returns direct with
+// the subscribers that write directly and now have f to write (each once,
+// whatever direct held already) and whether the tail is to be packed. The
+// caller calls written with them, at once or after more frames (the
+// merger does so once per payload or bus batch, so that the frames one
+// parent event makes go out in one write).
+func (s *Stream) queue(f *Frame, direct []*Subscriber) ([]*Subscriber, bool) {
 	s.mu.Lock()
 	s.lastID++
 	f.ID = s.lastID
@@ -403,15 +429,13 @@ func (s *Stream) append(f *Frame) {
 		s.trimFirst()
 	}
 	var cut []*Subscriber
-	var dbuf [4]*Subscriber
-	direct := dbuf[:0]
 	for sub := range s.subs {
 		c, d := sub.push(f)
 		if c {
 			delete(s.subs, sub)
 			cut = append(cut, sub)
 		}
-		if d {
+		if d && !slices.Contains(direct, sub) {
 			direct = append(direct, sub)
 		}
 	}
@@ -427,12 +451,7 @@ func (s *Stream) append(f *Frame) {
 	for _, sub := range cut {
 		sub.disconnect()
 	}
-	for _, sub := range direct {
-		sub.writeDirect()
-	}
-	if pack {
-		s.packTail(false)
-	}
+	return direct, pack
 }
 
 // tailFull reports whether a live stream's tail is to be packed.
