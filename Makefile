@@ -66,4 +66,4 @@ bench-e2e:
 # 2 x 10 fan-out of 100-chunk delegations, a small fixed-cost pass; no doc.
 bench-e2e-quick:
 	$(GO) build -o bench/e2e/out/bin/bench-e2e ./bench/e2e
-	bench/e2e/out/bin/bench-e2e -levels 1,10 -min-runs 5 -long 2000 -fanout 2x10 -fanout-chunks 100 -fixed-runs 20 $(BENCH_E2E_FLAGS)
+	bench/e2e/out/bin/bench-e2e -levels 1,10 -min-runs 5 -long 2000 -fanout 2x10 -fanout-chunks 100 -fixed-runs 20 -fixed-rounds 1 $(BENCH_E2E_FLAGS)

@@ -278,19 +278,33 @@ func Run(ctx context.Context, env *Env, cfg Config) (*Results, error) {
 		}
 	}
 	if cfg.Fixed.Runs > 0 {
-		for _, name := range fixedSystems(cfg.Systems) {
-			if err := ctx.Err(); err != nil {
-				return res, err
+		systems := fixedSystems(cfg.Systems)
+		fixed := make([]*FixedResult, len(systems))
+		rounds := max(1, cfg.Fixed.Rounds)
+		for round := range rounds {
+			for i, name := range systems {
+				if err := ctx.Err(); err != nil {
+					return res, err
+				}
+				k, _ := kindOf(name)
+				if fixed[i] == nil {
+					fixed[i] = &FixedResult{System: name, Config: cfg.Fixed}
+				}
+				fr := fixed[i]
+				if err := runFixedRound(ctx, env, &cfg, k, remoteURL, fr); err != nil {
+					return res, fmt.Errorf("%s fixed cost: %w", name, err)
+				}
+				one := fr.round(fr.Rounds[len(fr.Rounds)-1])
+				pc, prd, pd, pr := one.perChunk(), one.perRunAndDelegation(), one.perDelegation(), one.perRun()
+				env.logf("%-7s fixed cost, round %d/%d: per chunk %.0fµs, per run with one delegation %.2fms, per delegation %.2fms, per run %.2fms (parents: %.2fms, %.2fms, %.2fms); errors=%d %s",
+					name, round+1, rounds, pc.Self/1e3, prd.Self/1e6, pd.Self/1e6, pr.Self/1e6, prd.Children/1e6, pd.Children/1e6, pr.Children/1e6, fr.Errors, fr.FirstError)
 			}
-			k, _ := kindOf(name)
-			fr, err := runFixed(ctx, env, &cfg, k, remoteURL)
-			if err != nil {
-				return res, fmt.Errorf("%s fixed cost: %w", name, err)
-			}
+		}
+		for _, fr := range fixed {
 			res.Fixed = append(res.Fixed, *fr)
 			pc, prd, pd, pr := fr.PerChunk(), fr.PerRunAndDelegation(), fr.PerDelegation(), fr.PerRun()
-			env.logf("%-7s fixed cost: per chunk %.0fµs, per run with one delegation %.2fms, per delegation %.2fms, per run %.2fms (parents: %.2fms, %.2fms, %.2fms); errors=%d %s",
-				name, pc.Self/1e3, prd.Self/1e6, pd.Self/1e6, pr.Self/1e6, prd.Children/1e6, pd.Children/1e6, pr.Children/1e6, fr.Errors, fr.FirstError)
+			env.logf("%-7s fixed cost, median of %d: per chunk %.0fµs, per run with one delegation %.2fms, per delegation %.2fms, per run %.2fms (parents: %.2fms, %.2fms, %.2fms); errors=%d",
+				fr.System, len(fr.Rounds), pc.Self/1e3, prd.Self/1e6, pd.Self/1e6, pr.Self/1e6, prd.Children/1e6, pd.Children/1e6, pr.Children/1e6, fr.Errors)
 		}
 	}
 	if cfg.ProfileOut != "" && slices.Contains(cfg.Systems, "project") {

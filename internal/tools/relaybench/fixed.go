@@ -1,8 +1,10 @@
 package relaybench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -12,9 +14,13 @@ import (
 // run, one of Long chunks, and Width delegations of Short chunks at once.
 // The slope between the first two is the cost of a chunk; what the first
 // costs beyond its chunks is a run with one delegation; the third adds
-// Width-1 delegations to that (see [FixedResult]).
+// Width-1 delegations to that (see [FixedResult]). The pass is made
+// Rounds times, the systems taking turns, and each figure is the median of
+// its rounds' (a round's three shapes are measured minutes apart at most,
+// so a machine whose speed drifts skews one round, not the slopes of all).
 type FixedConfig struct {
 	Runs, Concurrency, Width int
+	Rounds                   int
 	Short, Long              int
 	// Interval paces the chunks (the same as the levels': 20ms).
 	Interval time.Duration
@@ -34,10 +40,19 @@ type FixedShape struct {
 type FixedResult struct {
 	System string
 	Config FixedConfig
-	// ShortOne, LongOne and ShortWide are the three shapes.
+	// Rounds are the three shapes of each round, in order.
+	Rounds []FixedRound
+	// ShortOne, LongOne and ShortWide are the shapes' medians over the
+	// rounds (Self and Children apart); the derived figures are the
+	// medians of each round's, not derived from these.
 	ShortOne, LongOne, ShortWide FixedShape
 	Errors                       int
 	FirstError                   string
+}
+
+// FixedRound is one round of the fixed-cost pass: its three shapes.
+type FixedRound struct {
+	ShortOne, LongOne, ShortWide FixedShape
 }
 
 // CPUCost is a derived CPU figure in nanoseconds: the system's own (Self)
@@ -51,8 +66,59 @@ func (a CPUCost) sub(b CPUCost) CPUCost   { return CPUCost{a.Self - b.Self, a.Ch
 func (a CPUCost) scale(k float64) CPUCost { return CPUCost{a.Self * k, a.Children * k} }
 
 // PerChunk is the slope between the long and the short delegation:
-// (long - short) / (Long - Short chunks), in ns.
-func (r *FixedResult) PerChunk() CPUCost {
+// (long - short) / (Long - Short chunks), in ns; the median of the rounds'.
+func (r *FixedResult) PerChunk() CPUCost { return r.median((*FixedResult).perChunk) }
+
+// PerRunAndDelegation is what a run with one delegation costs beyond its
+// chunks: short - Short × per chunk; the median of the rounds'.
+func (r *FixedResult) PerRunAndDelegation() CPUCost {
+	return r.median((*FixedResult).perRunAndDelegation)
+}
+
+// PerDelegation is what each delegation adds beyond its chunks: (wide -
+// Width × Short × per chunk - per run and delegation) / (Width - 1); the
+// median of the rounds'.
+func (r *FixedResult) PerDelegation() CPUCost { return r.median((*FixedResult).perDelegation) }
+
+// PerRun is a run's own fixed cost: per run and delegation - per
+// delegation; the median of the rounds'.
+func (r *FixedResult) PerRun() CPUCost { return r.median((*FixedResult).perRun) }
+
+// RoundPerRun is PerRun of each round, in order.
+func (r *FixedResult) RoundPerRun() []CPUCost {
+	out := make([]CPUCost, len(r.Rounds))
+	for i, rd := range r.Rounds {
+		out[i] = r.round(rd).perRun()
+	}
+	return out
+}
+
+// round is r with only rd's shapes.
+func (r *FixedResult) round(rd FixedRound) *FixedResult {
+	return &FixedResult{System: r.System, Config: r.Config, ShortOne: rd.ShortOne, LongOne: rd.LongOne, ShortWide: rd.ShortWide}
+}
+
+// median is f of each round, its Self and Children medians apart (the
+// lower middle of an even count); f of r's own shapes when r has no
+// rounds.
+func (r *FixedResult) median(f func(*FixedResult) CPUCost) CPUCost {
+	if len(r.Rounds) == 0 {
+		return f(r)
+	}
+	self, children := make([]float64, len(r.Rounds)), make([]float64, len(r.Rounds))
+	for i, rd := range r.Rounds {
+		c := f(r.round(rd))
+		self[i], children[i] = c.Self, c.Children
+	}
+	return CPUCost{medianOf(self), medianOf(children)}
+}
+
+func medianOf(v []float64) float64 {
+	slices.Sort(v)
+	return v[(len(v)-1)/2]
+}
+
+func (r *FixedResult) perChunk() CPUCost {
 	d := float64(r.Config.Long - r.Config.Short)
 	if d <= 0 {
 		return CPUCost{}
@@ -60,42 +126,62 @@ func (r *FixedResult) PerChunk() CPUCost {
 	return fcpu(r.LongOne.PerRun).sub(fcpu(r.ShortOne.PerRun)).scale(1 / d)
 }
 
-// PerRunAndDelegation is what a run with one delegation costs beyond its
-// chunks: short - Short × per chunk.
-func (r *FixedResult) PerRunAndDelegation() CPUCost {
-	return fcpu(r.ShortOne.PerRun).sub(r.PerChunk().scale(float64(r.Config.Short)))
+func (r *FixedResult) perRunAndDelegation() CPUCost {
+	return fcpu(r.ShortOne.PerRun).sub(r.perChunk().scale(float64(r.Config.Short)))
 }
 
-// PerDelegation is what each delegation adds beyond its chunks: (wide -
-// Width × Short × per chunk - per run and delegation) / (Width - 1).
-func (r *FixedResult) PerDelegation() CPUCost {
+func (r *FixedResult) perDelegation() CPUCost {
 	w := r.Config.Width
 	if w <= 1 {
 		return CPUCost{}
 	}
-	wide := fcpu(r.ShortWide.PerRun).sub(r.PerChunk().scale(float64(w * r.Config.Short)))
-	return wide.sub(r.PerRunAndDelegation()).scale(1 / float64(w-1))
+	wide := fcpu(r.ShortWide.PerRun).sub(r.perChunk().scale(float64(w * r.Config.Short)))
+	return wide.sub(r.perRunAndDelegation()).scale(1 / float64(w-1))
 }
 
-// PerRun is a run's own fixed cost: per run and delegation - per
-// delegation.
-func (r *FixedResult) PerRun() CPUCost { return r.PerRunAndDelegation().sub(r.PerDelegation()) }
+func (r *FixedResult) perRun() CPUCost { return r.perRunAndDelegation().sub(r.perDelegation()) }
 
-// runFixed runs the fixed-cost pass of one system.
-func runFixed(ctx context.Context, env *Env, cfg *Config, k *systemKind, remoteURL string) (*FixedResult, error) {
+// addRound appends one round's shapes to r and sets its shapes to the
+// medians so far.
+func (r *FixedResult) addRound(rd FixedRound) {
+	r.Rounds = append(r.Rounds, rd)
+	med := func(get func(FixedRound) FixedShape) FixedShape {
+		shapes := make([]FixedShape, len(r.Rounds))
+		for i, x := range r.Rounds {
+			shapes[i] = get(x)
+		}
+		out := shapes[0]
+		slices.SortFunc(shapes, func(a, b FixedShape) int { return cmp.Compare(a.PerRun.Self, b.PerRun.Self) })
+		out.PerRun.Self = shapes[(len(shapes)-1)/2].PerRun.Self
+		slices.SortFunc(shapes, func(a, b FixedShape) int { return cmp.Compare(a.PerRun.Children, b.PerRun.Children) })
+		out.PerRun.Children = shapes[(len(shapes)-1)/2].PerRun.Children
+		out.Runs = 0
+		for _, x := range r.Rounds {
+			out.Runs += get(x).Runs
+		}
+		return out
+	}
+	r.ShortOne = med(func(x FixedRound) FixedShape { return x.ShortOne })
+	r.LongOne = med(func(x FixedRound) FixedShape { return x.LongOne })
+	r.ShortWide = med(func(x FixedRound) FixedShape { return x.ShortWide })
+}
+
+// runFixedRound runs one round of the fixed-cost pass of one system into
+// res.
+func runFixedRound(ctx context.Context, env *Env, cfg *Config, k *systemKind, remoteURL string, res *FixedResult) error {
 	fc := cfg.Fixed
-	res := &FixedResult{System: k.name, Config: fc}
+	var rd FixedRound
 	for _, sh := range []struct {
 		out           *FixedShape
 		width, chunks int
-	}{{&res.ShortOne, 1, fc.Short}, {&res.LongOne, 1, fc.Long}, {&res.ShortWide, fc.Width, fc.Short}} {
+	}{{&rd.ShortOne, 1, fc.Short}, {&rd.LongOne, 1, fc.Long}, {&rd.ShortWide, fc.Width, fc.Short}} {
 		if err := ctx.Err(); err != nil {
-			return res, err
+			return err
 		}
 		s := Stream{Chunks: sh.chunks, Interval: fc.Interval, Size: fc.Size}
 		perRun, runs, errs, first, err := fixedShape(ctx, env, cfg, k, remoteURL, sh.width, s)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		*sh.out = FixedShape{Width: sh.width, Chunks: sh.chunks, PerRun: perRun, Runs: runs}
 		res.Errors += errs
@@ -103,7 +189,8 @@ func runFixed(ctx context.Context, env *Env, cfg *Config, k *systemKind, remoteU
 			res.FirstError = first
 		}
 	}
-	return res, nil
+	res.addRound(rd)
+	return nil
 }
 
 // fixedShape measures one shape on a fresh instance: the CPU per run of

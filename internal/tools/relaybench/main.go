@@ -44,6 +44,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fanRounds := fs.Int("fanout-rounds", 3, "rounds of each fan-out shape, the systems interleaved (the report gives each figure's median)")
 	fixedRuns := fs.Int("fixed-runs", 100, "runs per shape of the fixed-cost pass (0: skip it)")
 	fixedConc := fs.Int("fixed-concurrency", 10, "concurrent runs of the fixed-cost pass")
+	fixedRounds := fs.Int("fixed-rounds", 3, "rounds of the fixed-cost pass, the systems taking turns (the report gives each figure's median)")
 	fixedWidth := fs.Int("fixed-width", 10, "delegations per run of the fixed-cost pass's wide shape (at least 2)")
 	fixedChunks := fs.String("fixed-chunks", "2,102", "chunks of the fixed-cost pass's short and long delegations")
 	long := fs.Int("long", 20000, "chunks of the long delegation (0: skip it)")
@@ -82,11 +83,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		short, long, ok := strings.Cut(*fixedChunks, ",")
 		sn, err1 := strconv.Atoi(strings.TrimSpace(short))
 		ln, err2 := strconv.Atoi(strings.TrimSpace(long))
-		if !ok || err1 != nil || err2 != nil || sn < 1 || ln <= sn || *fixedWidth < 2 || *fixedConc < 1 {
-			logf("-fixed-chunks wants SHORT,LONG with 1 <= SHORT < LONG, -fixed-width at least 2, -fixed-concurrency at least 1")
+		if !ok || err1 != nil || err2 != nil || sn < 1 || ln <= sn || *fixedWidth < 2 || *fixedConc < 1 || *fixedRounds < 1 {
+			logf("-fixed-chunks wants SHORT,LONG with 1 <= SHORT < LONG, -fixed-width at least 2, -fixed-concurrency and -fixed-rounds at least 1")
 			return 2
 		}
-		cfg.Fixed = FixedConfig{Runs: *fixedRuns, Concurrency: *fixedConc, Width: *fixedWidth, Short: sn, Long: ln, Interval: *interval, Size: *size}
+		cfg.Fixed = FixedConfig{Runs: *fixedRuns, Rounds: *fixedRounds, Concurrency: *fixedConc, Width: *fixedWidth, Short: sn, Long: ln, Interval: *interval, Size: *size}
 	}
 	if *profileShape != "" {
 		if _, err := parseProfileShape(&cfg); err != nil {

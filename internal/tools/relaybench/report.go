@@ -542,8 +542,9 @@ func (r *Results) fixedMarkdown(b *bytes.Buffer, systems []string) {
 	}
 	fc := r.Fixed[0].Config
 	fmt.Fprintf(b, "### Fixed cost per run and per delegation\n\n")
-	fmt.Fprintf(b, "Three shapes, each on a fresh instance after a warm-up, %d runs in a closed loop of %d: one delegation of %d chunks per run, one of %d chunks, and %d delegations of %d chunks at once; chunks %v apart. The cost of a chunk is the slope between the first two; a run with one delegation costs the first minus its chunks; each further delegation adds what the third costs beyond its %[9]d chunks and that first run, divided by %[8]d; a run's own cost is the rest. The project's \"serve\" rows leave its parent processes out (their rows are apart); the bare relay's \"run\" is one POST carrying the delegations. The peer has no fan-out, so no per-run cost of its own.\n\n",
-		fc.Runs, fc.Concurrency, fc.Short, fc.Long, fc.Width, fc.Short, fc.Interval, fc.Width-1, fc.Width*fc.Short)
+	rounds := max(1, len(r.Fixed[0].Rounds))
+	fmt.Fprintf(b, "Three shapes, each on a fresh instance after a warm-up, %d runs in a closed loop of %d: one delegation of %d chunks per run, one of %d chunks, and %d delegations of %d chunks at once; chunks %v apart. The cost of a chunk is the slope between the first two; a run with one delegation costs the first minus its chunks; each further delegation adds what the third costs beyond its %[9]d chunks and that first run, divided by %[8]d; a run's own cost is the rest. The project's \"serve\" rows leave its parent processes out (their rows are apart); the bare relay's \"run\" is one POST carrying the delegations. The peer has no fan-out, so no per-run cost of its own. %[10]s\n\n",
+		fc.Runs, fc.Concurrency, fc.Short, fc.Long, fc.Width, fc.Short, fc.Interval, fc.Width-1, fc.Width*fc.Short, roundsNote(rounds))
 	get := func(f func(*FixedResult) (float64, string)) func(string) (float64, string, bool) {
 		return func(s string) (float64, string, bool) {
 			fr := by[s]
@@ -588,12 +589,35 @@ func (r *Results) fixedMarkdown(b *bytes.Buffer, systems []string) {
 		{"runs that failed", get(func(fr *FixedResult) (float64, string) { return -1, strconv.Itoa(fr.Errors) })},
 	}
 	table(b, fixedSystems(systems), rows)
+	if rounds > 1 {
+		var parts []string
+		for _, s := range fixedSystems(systems) {
+			fr := by[s]
+			if fr == nil {
+				continue
+			}
+			var per []string
+			for _, c := range fr.RoundPerRun() {
+				per = append(per, msF(c.Self))
+			}
+			parts = append(parts, fmt.Sprintf("%s %s", s, strings.Join(per, " / ")))
+		}
+		fmt.Fprintf(b, "\nFixed CPU per run, ms, round by round: %s.\n", strings.Join(parts, "; "))
+	}
 	for _, s := range systems {
 		if fr := by[s]; fr != nil && fr.FirstError != "" {
 			fmt.Fprintf(b, "\n%s: first error: `%s`\n", s, oneLine(fr.FirstError))
 		}
 	}
 	b.WriteString("\n")
+}
+
+// roundsNote says how the fixed-cost figures of rounds rounds combine.
+func roundsNote(rounds int) string {
+	if rounds <= 1 {
+		return "One round."
+	}
+	return fmt.Sprintf("The pass is made %d times, the systems taking turns; every figure is the median of its rounds' (the shapes' rows too, each apart).", rounds)
 }
 
 func plural(n int) string {

@@ -75,6 +75,48 @@ func TestFixedCostDerivation(t *testing.T) {
 	near("parents per run", r.PerRun().Children, 10e6)
 }
 
+// With rounds, each derived figure is the median of the rounds' own: a
+// round skewed by a slower machine in one of its shapes (here the wide
+// run of round 2 at twice the CPU) moves neither the figures nor the
+// shapes' medians; and each round's per-run figure is kept.
+func TestFixedCostMedianOfRounds(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	cost := func(width, chunks int, k float64) CPU {
+		return CPU{Self: ms(k * (3 + float64(width)*(1+0.1*float64(chunks)))), Children: ms(10 + 2*float64(width))}
+	}
+	cfg := FixedConfig{Runs: 100, Rounds: 3, Concurrency: 10, Width: 10, Short: 2, Long: 102}
+	r := &FixedResult{Config: cfg}
+	for _, slow := range []float64{1, 2, 1} {
+		r.addRound(FixedRound{
+			ShortOne:  FixedShape{PerRun: cost(1, 2, 1), Runs: 100},
+			LongOne:   FixedShape{PerRun: cost(1, 102, 1), Runs: 100},
+			ShortWide: FixedShape{PerRun: cost(10, 2, slow), Runs: 100},
+		})
+	}
+	near := func(name string, got, want float64) {
+		t.Helper()
+		if d := got - want; d > 1 || d < -1 { // ns
+			t.Errorf("%s = %.0f ns, want %.0f", name, got, want)
+		}
+	}
+	near("per chunk", r.PerChunk().Self, 0.1e6)
+	near("per delegation", r.PerDelegation().Self, 1e6)
+	near("per run", r.PerRun().Self, 3e6)
+	near("parents per run", r.PerRun().Children, 10e6)
+	near("wide shape's median", float64(r.ShortWide.PerRun.Self), float64(cost(10, 2, 1).Self))
+	if r.ShortWide.Runs != 300 {
+		t.Errorf("wide shape: %d runs, want the rounds' 300", r.ShortWide.Runs)
+	}
+	per := r.RoundPerRun()
+	if len(per) != 3 {
+		t.Fatalf("%d rounds' per-run figures, want 3", len(per))
+	}
+	near("round 1 per run", per[0].Self, 3e6)
+	if per[1].Self > 2.9e6 && per[1].Self < 3.1e6 {
+		t.Errorf("round 2 per run = %.0f ns: the skewed round is not its own", per[1].Self)
+	}
+}
+
 // The fan-out table renders for every system, and a level without a
 // steady state shows "—" in the window's rows instead of zeros.
 func TestFanOutTableWithoutSteadyState(t *testing.T) {

@@ -103,9 +103,9 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("%d fixed-cost results, want %d", got, want)
 	}
 	for _, fr := range res.Fixed {
-		if fr.Errors != 0 || fr.ShortOne.Runs != cfg.Fixed.Runs || fr.LongOne.Runs != cfg.Fixed.Runs || fr.ShortWide.Runs != cfg.Fixed.Runs {
-			t.Errorf("%s fixed cost: %d failed runs (first: %s), runs %d/%d/%d of %d", fr.System, fr.Errors, fr.FirstError,
-				fr.ShortOne.Runs, fr.LongOne.Runs, fr.ShortWide.Runs, cfg.Fixed.Runs)
+		if fr.Errors != 0 || len(fr.Rounds) != 1 || fr.ShortOne.Runs != cfg.Fixed.Runs || fr.LongOne.Runs != cfg.Fixed.Runs || fr.ShortWide.Runs != cfg.Fixed.Runs {
+			t.Errorf("%s fixed cost: %d failed runs (first: %s), %d rounds (want 1), runs %d/%d/%d of %d", fr.System, fr.Errors, fr.FirstError,
+				len(fr.Rounds), fr.ShortOne.Runs, fr.LongOne.Runs, fr.ShortWide.Runs, cfg.Fixed.Runs)
 		}
 	}
 	// The report renders (its numbers are not checked).
