@@ -43,6 +43,20 @@ func directPair(t *testing.T, tiny bool) (*Stream, *Subscriber, *directConn, net
 // directPairOpts is directPair with the stream's options.
 func directPairOpts(t *testing.T, tiny bool, opts Options) (*Stream, *Subscriber, *directConn, net.Conn) {
 	t.Helper()
+	s := makeStream("th-1", "run-1", opts)
+	sub, err := s.Subscribe(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, client := attachDirect(t, sub, tiny)
+	return s, sub, dc, client
+}
+
+// attachDirect makes sub a direct subscriber written on the server side of
+// a loopback TCP connection and returns it and the client side (tiny: as
+// in directPair).
+func attachDirect(t *testing.T, sub *Subscriber, tiny bool) (*directConn, net.Conn) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -70,14 +84,9 @@ func directPairOpts(t *testing.T, tiny bool, opts Options) (*Stream, *Subscriber
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := makeStream("th-1", "run-1", opts)
-	sub, err := s.Subscribe(0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dc := &directConn{conn: server, raw: raw, sub: sub}
 	sub.setDirect(dc)
-	return s, sub, dc, client
+	return dc, client
 }
 
 // appendText appends a custom frame numbered i (about 250 bytes).
@@ -420,5 +429,66 @@ func TestDirectFramesOfOneMergeGoOutInOneWrite(t *testing.T) {
 	ids := readIDs(t, bufio.NewReader(bytes.NewReader(chunk)), 3)
 	if !slices.Equal(ids, []uint64{1, 2, 3}) {
 		t.Fatalf("the first chunk carries frames %v, want 1, 2 and 3", ids)
+	}
+}
+
+// What an inline publisher left queued while another goroutine held the
+// merge is merged by that goroutine when it lets go, and written to a
+// direct client then: push did not wake the response's owner, so nothing
+// else would write it.
+func TestDirectBusEventsMergedOnLettingGoAreWritten(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	m, bus := inlineMerger(t)
+	sub, err := m.out.Subscribe(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, client := attachDirect(t, sub, false)
+	m.mu.Lock()
+	bus.Publish(delegationEvent(delegation.DelegationStarted, "")) // the holder's to merge
+	if m.frames() != 0 {
+		t.Fatal("the publisher merged while another goroutine held the merge")
+	}
+	m.unlock()
+	if m.frames() == 0 {
+		t.Fatal("letting go did not merge what the publisher left")
+	}
+	if sub.Pending() != 0 {
+		t.Fatalf("%d frames merged on letting go are still queued for the direct client", sub.Pending())
+	}
+	_ = client.SetReadDeadline(time.Now().Add(time.Minute))
+	if ids := readIDs(t, bufio.NewReader(httputil.NewChunkedReader(client)), 1); ids[0] != 1 {
+		t.Fatalf("the client read frame %d first, want 1", ids[0])
+	}
+}
+
+// A direct client that gets an early frame of a merge step and not a later
+// one (a delta dropped at its byte bound) still has the early one written
+// when the merge lets go.
+func TestDirectClientMissingALaterFrameOfTheStepGetsTheEarlierOne(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s, sub, _, client := directPairOpts(t, false, Options{SubscriberBuffer: 1 << 20, SubscriberMaxBytes: 64,
+		SubscriberMaxQueued: 1 << 20, SubscriberMaxQueuedBytes: 1 << 30})
+	m := newMerger(s)
+	m.mu.Lock()
+	f := s.frame(agui.NewCustomEvent("test.n", map[string]any{"n": 1}, time.Now()))
+	text := strings.Repeat("x", 200) // past the subscriber's 64 bytes of delta text: dropped for it
+	build := func(text string) events.Event {
+		return agui.NewCustomEvent("test.delta", map[string]any{"text": text}, time.Now())
+	}
+	d := s.frame(build(text))
+	if f == nil || d == nil {
+		t.Fatal("no frame")
+	}
+	d.delta = &deltaInfo{delegationID: "del-1", messageID: "m1", text: text, rebuild: build}
+	m.append(f)
+	m.append(d)
+	m.unlock()
+	if sub.Pending() != 0 {
+		t.Fatalf("%d frames still queued for the direct client once the merge let go", sub.Pending())
+	}
+	_ = client.SetReadDeadline(time.Now().Add(time.Minute))
+	if ids := readIDs(t, bufio.NewReader(httputil.NewChunkedReader(client)), 1); ids[0] != 1 {
+		t.Fatalf("the client read frame %d first, want 1", ids[0])
 	}
 }

@@ -421,3 +421,30 @@ func TestLiveBlocksShareTheirOpenState(t *testing.T) {
 	rest()
 	check(0)
 }
+
+// A Mirror's log (a run followed from another replica's journal) is packed
+// as it grows, as the run's own stream is.
+func TestLiveMirrorLogIsPacked(t *testing.T) {
+	opts := unbounded(ModeStandard, 0, 0)
+	opts.Clock = func() time.Time { return testEpoch }
+	mr := NewMirror("th-1", "run-1", opts)
+	s := makeStream("th-1", "run-1", opts)
+	evs := []events.Event{events.NewRunStartedEvent("th-1", "run-1")}
+	for i := range 200 {
+		id := fmt.Sprintf("m%d", i)
+		evs = append(evs, events.NewTextMessageStartEvent(id, events.WithRole("assistant")),
+			events.NewTextMessageContentEvent(id, prose(rand.New(rand.NewPCG(uint64(i), 1)), 300)),
+			events.NewTextMessageEndEvent(id))
+	}
+	for i, ev := range evs {
+		ev.SetTimestamp(testEpoch.UnixMilli())
+		f := s.frame(ev)
+		if f == nil {
+			t.Fatalf("event %d: no frame", i)
+		}
+		if err := mr.Append(uint64(i+1), f.Type, f.Data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	livePacked(t, mr.Stream(), 2)
+}
