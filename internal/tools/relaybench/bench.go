@@ -294,17 +294,13 @@ func Run(ctx context.Context, env *Env, cfg Config) (*Results, error) {
 				if err := runFixedRound(ctx, env, &cfg, k, remoteURL, fr); err != nil {
 					return res, fmt.Errorf("%s fixed cost: %w", name, err)
 				}
-				one := fr.round(fr.Rounds[len(fr.Rounds)-1])
-				pc, prd, pd, pr := one.perChunk(), one.perRunAndDelegation(), one.perDelegation(), one.perRun()
-				env.logf("%-7s fixed cost, round %d/%d: per chunk %.0fµs, per run with one delegation %.2fms, per delegation %.2fms, per run %.2fms (parents: %.2fms, %.2fms, %.2fms); errors=%d %s",
-					name, round+1, rounds, pc.Self/1e3, prd.Self/1e6, pd.Self/1e6, pr.Self/1e6, prd.Children/1e6, pd.Children/1e6, pr.Children/1e6, fr.Errors, fr.FirstError)
+				env.logf("%-7s fixed cost, round %d/%d: %s; errors=%d %s",
+					name, round+1, rounds, fr.round(fr.Rounds[len(fr.Rounds)-1]).figures(), fr.Errors, fr.FirstError)
 			}
 		}
 		for _, fr := range fixed {
 			res.Fixed = append(res.Fixed, *fr)
-			pc, prd, pd, pr := fr.PerChunk(), fr.PerRunAndDelegation(), fr.PerDelegation(), fr.PerRun()
-			env.logf("%-7s fixed cost, median of %d: per chunk %.0fµs, per run with one delegation %.2fms, per delegation %.2fms, per run %.2fms (parents: %.2fms, %.2fms, %.2fms); errors=%d",
-				fr.System, len(fr.Rounds), pc.Self/1e3, prd.Self/1e6, pd.Self/1e6, pr.Self/1e6, prd.Children/1e6, pd.Children/1e6, pr.Children/1e6, fr.Errors)
+			env.logf("%-7s fixed cost, median of %d: %s; errors=%d", fr.System, len(fr.Rounds), fr.figures(), fr.Errors)
 		}
 	}
 	if cfg.ProfileOut != "" && slices.Contains(cfg.Systems, "project") {

@@ -1,7 +1,6 @@
 package relaybench
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -93,6 +92,13 @@ func (r *FixedResult) RoundPerRun() []CPUCost {
 	return out
 }
 
+// figures are r's derived figures for the driver's log.
+func (r *FixedResult) figures() string {
+	pc, prd, pd, pr := r.PerChunk(), r.PerRunAndDelegation(), r.PerDelegation(), r.PerRun()
+	return fmt.Sprintf("per chunk %.0fµs, per run with one delegation %.2fms, per delegation %.2fms, per run %.2fms (parents: %.2fms, %.2fms, %.2fms)",
+		pc.Self/1e3, prd.Self/1e6, pd.Self/1e6, pr.Self/1e6, prd.Children/1e6, pd.Children/1e6, pr.Children/1e6)
+}
+
 // round is r with only rd's shapes.
 func (r *FixedResult) round(rd FixedRound) *FixedResult {
 	return &FixedResult{System: r.System, Config: r.Config, ShortOne: rd.ShortOne, LongOne: rd.LongOne, ShortWide: rd.ShortWide}
@@ -105,17 +111,24 @@ func (r *FixedResult) median(f func(*FixedResult) CPUCost) CPUCost {
 	if len(r.Rounds) == 0 {
 		return f(r)
 	}
-	self, children := make([]float64, len(r.Rounds)), make([]float64, len(r.Rounds))
+	costs := make([]CPUCost, len(r.Rounds))
 	for i, rd := range r.Rounds {
-		c := f(r.round(rd))
-		self[i], children[i] = c.Self, c.Children
+		costs[i] = f(r.round(rd))
 	}
-	return CPUCost{medianOf(self), medianOf(children)}
+	return medianCost(costs)
 }
 
-func medianOf(v []float64) float64 {
-	slices.Sort(v)
-	return v[(len(v)-1)/2]
+// medianCost is the median of costs, Self and Children apart (the lower
+// middle of an even count).
+func medianCost(costs []CPUCost) CPUCost {
+	self, children := make([]float64, len(costs)), make([]float64, len(costs))
+	for i, c := range costs {
+		self[i], children[i] = c.Self, c.Children
+	}
+	slices.Sort(self)
+	slices.Sort(children)
+	mid := (len(costs) - 1) / 2
+	return CPUCost{self[mid], children[mid]}
 }
 
 func (r *FixedResult) perChunk() CPUCost {
@@ -146,19 +159,15 @@ func (r *FixedResult) perRun() CPUCost { return r.perRunAndDelegation().sub(r.pe
 func (r *FixedResult) addRound(rd FixedRound) {
 	r.Rounds = append(r.Rounds, rd)
 	med := func(get func(FixedRound) FixedShape) FixedShape {
-		shapes := make([]FixedShape, len(r.Rounds))
-		for i, x := range r.Rounds {
-			shapes[i] = get(x)
-		}
-		out := shapes[0]
-		slices.SortFunc(shapes, func(a, b FixedShape) int { return cmp.Compare(a.PerRun.Self, b.PerRun.Self) })
-		out.PerRun.Self = shapes[(len(shapes)-1)/2].PerRun.Self
-		slices.SortFunc(shapes, func(a, b FixedShape) int { return cmp.Compare(a.PerRun.Children, b.PerRun.Children) })
-		out.PerRun.Children = shapes[(len(shapes)-1)/2].PerRun.Children
+		out := get(r.Rounds[0])
 		out.Runs = 0
-		for _, x := range r.Rounds {
+		costs := make([]CPUCost, len(r.Rounds))
+		for i, x := range r.Rounds {
+			costs[i] = fcpu(get(x).PerRun)
 			out.Runs += get(x).Runs
 		}
+		c := medianCost(costs)
+		out.PerRun = CPU{Self: time.Duration(c.Self), Children: time.Duration(c.Children)}
 		return out
 	}
 	r.ShortOne = med(func(x FixedRound) FixedShape { return x.ShortOne })

@@ -52,27 +52,35 @@ func TestTableRatioColumns(t *testing.T) {
 // 3 ms per run, 1 ms per delegation and 100 µs per chunk, the parents 10
 // ms per run and 2 ms per delegation.
 func TestFixedCostDerivation(t *testing.T) {
-	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	cost := func(width, chunks int) CPU {
-		return CPU{Self: ms(3 + float64(width)*(1+0.1*float64(chunks))), Children: ms(10 + 2*float64(width))}
-	}
 	cfg := FixedConfig{Runs: 100, Concurrency: 10, Width: 10, Short: 2, Long: 102}
 	r := &FixedResult{Config: cfg,
-		ShortOne:  FixedShape{PerRun: cost(1, 2)},
-		LongOne:   FixedShape{PerRun: cost(1, 102)},
-		ShortWide: FixedShape{PerRun: cost(10, 2)},
+		ShortOne:  FixedShape{PerRun: fixedCost(1, 2, 1)},
+		LongOne:   FixedShape{PerRun: fixedCost(1, 102, 1)},
+		ShortWide: FixedShape{PerRun: fixedCost(10, 2, 1)},
 	}
-	near := func(name string, got, want float64) {
-		if d := got - want; d > 1 || d < -1 { // ns
-			t.Errorf("%s = %.0f ns, want %.0f", name, got, want)
-		}
+	nearNS(t, "per chunk", r.PerChunk().Self, 0.1e6)
+	nearNS(t, "per delegation", r.PerDelegation().Self, 1e6)
+	nearNS(t, "per run", r.PerRun().Self, 3e6)
+	nearNS(t, "parents per chunk", r.PerChunk().Children, 0)
+	nearNS(t, "parents per delegation", r.PerDelegation().Children, 2e6)
+	nearNS(t, "parents per run", r.PerRun().Children, 10e6)
+}
+
+// fixedCost is the CPU per run of a shape of width delegations of chunks
+// chunks when serve costs 3 ms per run, 1 ms per delegation and 100 µs per
+// chunk, all slowed by k, and the parents 10 ms per run and 2 ms per
+// delegation.
+func fixedCost(width, chunks int, k float64) CPU {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	return CPU{Self: ms(k * (3 + float64(width)*(1+0.1*float64(chunks)))), Children: ms(10 + 2*float64(width))}
+}
+
+// nearNS fails t unless got is within 1 ns of want.
+func nearNS(t *testing.T, name string, got, want float64) {
+	t.Helper()
+	if d := got - want; d > 1 || d < -1 {
+		t.Errorf("%s = %.0f ns, want %.0f", name, got, want)
 	}
-	near("per chunk", r.PerChunk().Self, 0.1e6)
-	near("per delegation", r.PerDelegation().Self, 1e6)
-	near("per run", r.PerRun().Self, 3e6)
-	near("parents per chunk", r.PerChunk().Children, 0)
-	near("parents per delegation", r.PerDelegation().Children, 2e6)
-	near("parents per run", r.PerRun().Children, 10e6)
 }
 
 // With rounds, each derived figure is the median of the rounds' own: a
@@ -80,30 +88,20 @@ func TestFixedCostDerivation(t *testing.T) {
 // run of round 2 at twice the CPU) moves neither the figures nor the
 // shapes' medians; and each round's per-run figure is kept.
 func TestFixedCostMedianOfRounds(t *testing.T) {
-	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	cost := func(width, chunks int, k float64) CPU {
-		return CPU{Self: ms(k * (3 + float64(width)*(1+0.1*float64(chunks)))), Children: ms(10 + 2*float64(width))}
-	}
 	cfg := FixedConfig{Runs: 100, Rounds: 3, Concurrency: 10, Width: 10, Short: 2, Long: 102}
 	r := &FixedResult{Config: cfg}
 	for _, slow := range []float64{1, 2, 1} {
 		r.addRound(FixedRound{
-			ShortOne:  FixedShape{PerRun: cost(1, 2, 1), Runs: 100},
-			LongOne:   FixedShape{PerRun: cost(1, 102, 1), Runs: 100},
-			ShortWide: FixedShape{PerRun: cost(10, 2, slow), Runs: 100},
+			ShortOne:  FixedShape{PerRun: fixedCost(1, 2, 1), Runs: 100},
+			LongOne:   FixedShape{PerRun: fixedCost(1, 102, 1), Runs: 100},
+			ShortWide: FixedShape{PerRun: fixedCost(10, 2, slow), Runs: 100},
 		})
 	}
-	near := func(name string, got, want float64) {
-		t.Helper()
-		if d := got - want; d > 1 || d < -1 { // ns
-			t.Errorf("%s = %.0f ns, want %.0f", name, got, want)
-		}
-	}
-	near("per chunk", r.PerChunk().Self, 0.1e6)
-	near("per delegation", r.PerDelegation().Self, 1e6)
-	near("per run", r.PerRun().Self, 3e6)
-	near("parents per run", r.PerRun().Children, 10e6)
-	near("wide shape's median", float64(r.ShortWide.PerRun.Self), float64(cost(10, 2, 1).Self))
+	nearNS(t, "per chunk", r.PerChunk().Self, 0.1e6)
+	nearNS(t, "per delegation", r.PerDelegation().Self, 1e6)
+	nearNS(t, "per run", r.PerRun().Self, 3e6)
+	nearNS(t, "parents per run", r.PerRun().Children, 10e6)
+	nearNS(t, "wide shape's median", float64(r.ShortWide.PerRun.Self), float64(fixedCost(10, 2, 1).Self))
 	if r.ShortWide.Runs != 300 {
 		t.Errorf("wide shape: %d runs, want the rounds' 300", r.ShortWide.Runs)
 	}
@@ -111,7 +109,7 @@ func TestFixedCostMedianOfRounds(t *testing.T) {
 	if len(per) != 3 {
 		t.Fatalf("%d rounds' per-run figures, want 3", len(per))
 	}
-	near("round 1 per run", per[0].Self, 3e6)
+	nearNS(t, "round 1 per run", per[0].Self, 3e6)
 	if per[1].Self > 2.9e6 && per[1].Self < 3.1e6 {
 		t.Errorf("round 2 per run = %.0f ns: the skewed round is not its own", per[1].Self)
 	}
